@@ -1,0 +1,87 @@
+"""The crash-safe frontier: requests marked seen but not yet finished.
+
+Once a URL is in the seen store, the dupefilter filters it for good. If the
+crawl is killed while that request still waits in the scheduler's queue (which
+Scrapy only writes to disk on a clean stop), the page would never be crawled.
+The frontier journals each newly scheduled request (its key and serialized
+form) and each finished key, so that the next start knows what to schedule
+again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from crawler.persistence import Journal, StateFileError
+from crawler.request_keys import KEY_SIZE
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+_SCHEDULED = b"S"
+_FINISHED = b"F"
+#: Written at a clean stop when the scheduler persisted its own queue.
+_QUEUE_PERSISTED = b"Q"
+
+
+class Frontier:
+    """Journal of scheduled and finished request keys in *state_dir*."""
+
+    def __init__(self, state_dir: Path, signature: Mapping[str, Any]) -> None:
+        self.journal = Journal(state_dir / "frontier.journal", "frontier", signature)
+
+    def open(self) -> tuple[list[bytes], bool]:
+        """Load what the last run left unfinished.
+
+        Returns the serialized requests that were scheduled and never
+        finished, in scheduling order, and whether the last run stopped
+        cleanly with the scheduler's queue saved (then that queue still holds
+        them and they must not be scheduled twice). The journal is compacted
+        to just those requests.
+        """
+        pending: dict[bytes, bytes] = {}
+        queue_persisted = False
+
+        def replay(record: bytes) -> None:
+            nonlocal queue_persisted
+            tag, key = record[:1], record[1 : 1 + KEY_SIZE]
+            if tag == _QUEUE_PERSISTED:
+                queue_persisted = True
+                return
+            queue_persisted = False
+            if len(key) != KEY_SIZE:
+                raise StateFileError(f"{self.journal.path} is corrupt: a record without a key")
+            if tag == _SCHEDULED:
+                pending[key] = record
+            elif tag == _FINISHED:
+                pending.pop(key, None)
+            else:
+                raise StateFileError(
+                    f"{self.journal.path} is corrupt: unknown record type {tag!r}"
+                )
+
+        self.journal.open(replay)
+        self.journal.restart(pending.values())
+        if queue_persisted:
+            self.journal.append(_QUEUE_PERSISTED)
+        return [record[1 + KEY_SIZE :] for record in pending.values()], queue_persisted
+
+    def scheduled(self, key: bytes, serialized_request: bytes) -> None:
+        self.journal.append(_SCHEDULED + key + serialized_request)
+
+    def finished(self, key: bytes) -> None:
+        self.journal.append(_FINISHED + key)
+
+    def close(self, *, crawl_finished: bool, queue_persisted: bool) -> None:
+        """Compact the journal at a clean stop.
+
+        A finished crawl has nothing pending. A stop with the scheduler's
+        queue saved on disk is marked, so that the next start leaves those
+        requests to the queue.
+        """
+        if crawl_finished:
+            self.journal.restart()
+        elif queue_persisted:
+            self.journal.append(_QUEUE_PERSISTED)
+        self.journal.close()

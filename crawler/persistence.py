@@ -1,0 +1,261 @@
+"""Crash-safe local state: a checksummed snapshot plus an append-only journal.
+
+Every local store (seen URLs, the crash-safe frontier) persists the same way:
+
+* a **snapshot** file holds the whole state; it is written to a temporary file,
+  flushed to disk and renamed over the old one, so a reader sees either the
+  old snapshot or the new one, never half of one;
+* a **journal** file holds the records added since that snapshot; each record
+  is appended with a single ``write()`` system call as it happens, so killing
+  the process (``kill -9``) loses nothing that was recorded before the kill;
+* both files start with a header naming the kind of state and the *rules
+  signature* it was built with (canonicalization and sizing options); a file
+  of another kind, written with other rules, or whose checksum does not match,
+  raises :class:`StateFileError` naming the file and what differs. State is
+  never reset silently.
+
+A record cut short by a kill (a torn tail) is reported and dropped; a damaged
+record before the tail is corruption and raises.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import struct
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+_SNAPSHOT_MAGIC = b"DEDUPSNP"
+_JOURNAL_MAGIC = b"DEDUPJNL"
+_HEADER_SIZE = struct.Struct(">I")
+_RECORD_FRAME = struct.Struct(">II")  # payload length, CRC-32 of the payload
+
+
+class StateFileError(Exception):
+    """A state file is corrupt, of another kind, or built with other rules."""
+
+
+def signature_difference(stored: Mapping[str, Any], current: Mapping[str, Any]) -> str:
+    """Describe how two rules signatures differ, one ``name: stored -> current``
+    clause per differing entry, or ``""`` when they are equal.
+
+    >>> signature_difference({"a": 1, "b": 2}, {"a": 1, "b": 3})
+    'b: 2 -> 3'
+    """
+    differences = []
+    for name in sorted(set(stored) | set(current)):
+        before, after = stored.get(name, "<absent>"), current.get(name, "<absent>")
+        if before != after:
+            differences.append(f"{name}: {before!r} -> {after!r}")
+    return "; ".join(differences)
+
+
+def _encode_header(magic: bytes, header: Mapping[str, Any]) -> bytes:
+    encoded = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    return magic + _HEADER_SIZE.pack(len(encoded)) + encoded
+
+
+def _decode_header(path: Path, data: bytes, magic: bytes) -> tuple[dict[str, Any], int]:
+    if not data.startswith(magic):
+        raise StateFileError(f"{path} is not a dedup state file (unknown magic bytes)")
+    size_end = len(magic) + _HEADER_SIZE.size
+    if len(data) < size_end:
+        raise StateFileError(f"{path} is truncated inside its header")
+    (size,) = _HEADER_SIZE.unpack_from(data, len(magic))
+    try:
+        header = json.loads(data[size_end : size_end + size])
+    except ValueError as exc:
+        raise StateFileError(f"{path} has an unreadable header: {exc}") from exc
+    if not isinstance(header, dict):
+        raise StateFileError(f"{path} has an unreadable header")
+    return header, size_end + size
+
+
+def _check_header(
+    path: Path, header: Mapping[str, Any], kind: str, signature: Mapping[str, Any]
+) -> None:
+    if header.get("format") != FORMAT_VERSION:
+        raise StateFileError(
+            f"{path} has format version {header.get('format')!r}; this version of "
+            f"the extension reads version {FORMAT_VERSION}"
+        )
+    if header.get("kind") != kind:
+        raise StateFileError(f"{path} holds {header.get('kind')!r} state, expected {kind!r}")
+    difference = signature_difference(header.get("signature", {}), signature)
+    if difference:
+        raise StateFileError(
+            f"{path} was written with other rules ({difference}). Restore the "
+            f"settings it was written with, or point the crawl at another state "
+            f"directory to start afresh."
+        )
+
+
+def _fsync_directory(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def replace_atomically(path: Path, data: bytes) -> None:
+    """Write *data* to *path* so that a reader, or a restart after a crash at
+    any moment, finds either the old content or the new, never a mix."""
+    tmp_path = path.with_name(path.name + ".tmp")
+    with tmp_path.open("wb") as tmp_file:
+        tmp_file.write(data)
+        tmp_file.flush()
+        os.fsync(tmp_file.fileno())
+    tmp_path.replace(path)
+    _fsync_directory(path.parent)
+
+
+def write_snapshot(
+    path: Path,
+    kind: str,
+    signature: Mapping[str, Any],
+    params: Mapping[str, Any],
+    payload: bytes,
+) -> None:
+    """Atomically replace the snapshot at *path* with *payload*.
+
+    *params* (JSON-serializable) are stored beside the payload for the reader
+    to rebuild the structure, e.g. a Bloom filter's sizes.
+    """
+    header = {
+        "format": FORMAT_VERSION,
+        "kind": kind,
+        "signature": dict(signature),
+        "params": dict(params),
+        "payload_size": len(payload),
+        "payload_sha256": hashlib.sha256(payload).hexdigest(),
+    }
+    replace_atomically(path, _encode_header(_SNAPSHOT_MAGIC, header) + payload)
+
+
+def read_snapshot(
+    path: Path, kind: str, signature: Mapping[str, Any]
+) -> tuple[dict[str, Any], bytes] | None:
+    """Return ``(params, payload)`` of the snapshot at *path*, or ``None`` when
+    there is none. Raises :class:`StateFileError` when it is corrupt, of
+    another kind or written with another signature."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    header, offset = _decode_header(path, data, _SNAPSHOT_MAGIC)
+    _check_header(path, header, kind, signature)
+    payload = data[offset:]
+    if len(payload) != header.get("payload_size") or (
+        hashlib.sha256(payload).hexdigest() != header.get("payload_sha256")
+    ):
+        raise StateFileError(
+            f"{path} is corrupt: its content does not match the checksum in its header"
+        )
+    return dict(header.get("params", {})), payload
+
+
+class Journal:
+    """An append-only file of records, each written by one ``write()`` call.
+
+    Use :meth:`open` to replay what is there and get ready to append;
+    :meth:`append` to record; :meth:`restart` once a snapshot holds everything
+    recorded so far.
+    """
+
+    def __init__(self, path: Path, kind: str, signature: Mapping[str, Any]) -> None:
+        self.path = path
+        self.kind = kind
+        self.signature = dict(signature)
+        self.torn_bytes = 0
+        self.records = 0
+        self._fd: int | None = None
+
+    def open(self, replay: Callable[[bytes], object]) -> None:
+        """Call *replay* with every record in the journal, in order, then open
+        the journal for appending.
+
+        A torn last record (a kill in the middle of a write) is dropped and
+        counted in :attr:`torn_bytes`; corruption elsewhere raises
+        :class:`StateFileError`.
+        """
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        if data:
+            header, offset = _decode_header(self.path, data, _JOURNAL_MAGIC)
+            _check_header(self.path, header, self.kind, self.signature)
+            valid_end = offset
+            for record, valid_end in self._iter_records(data, offset):
+                self.records += 1
+                replay(record)
+            self.torn_bytes = len(data) - valid_end
+            if self.torn_bytes:
+                logger.warning(
+                    "Dropped a record cut short in %(path)s (%(size)d bytes), "
+                    "left by an unclean stop; everything before it is kept",
+                    {"path": self.path, "size": self.torn_bytes},
+                )
+                os.truncate(self.path, valid_end)
+        else:
+            self._write_empty()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+
+    def _iter_records(self, data: bytes, offset: int) -> Iterator[tuple[bytes, int]]:
+        frame_size = _RECORD_FRAME.size
+        while offset + frame_size <= len(data):
+            size, crc = _RECORD_FRAME.unpack_from(data, offset)
+            end = offset + frame_size + size
+            if end > len(data):
+                return  # torn tail
+            record = data[offset + frame_size : end]
+            if zlib.crc32(record) != crc:
+                if end == len(data):
+                    return  # torn tail whose length field made it to disk
+                raise StateFileError(
+                    f"{self.path} is corrupt: record at byte {offset} fails its checksum"
+                )
+            offset = end
+            yield record, offset
+
+    def _write_empty(self) -> None:
+        header = {"format": FORMAT_VERSION, "kind": self.kind, "signature": self.signature}
+        replace_atomically(self.path, _encode_header(_JOURNAL_MAGIC, header))
+
+    def append(self, record: bytes) -> None:
+        """Append one record; it survives a kill of the process once this returns."""
+        assert self._fd is not None, "Journal.open() must run first"
+        os.write(self._fd, _RECORD_FRAME.pack(len(record), zlib.crc32(record)) + record)
+        self.records += 1
+
+    def restart(self, records: Iterable[bytes] = ()) -> None:
+        """Atomically replace the journal with one holding only *records*."""
+        self.close()
+        header = {"format": FORMAT_VERSION, "kind": self.kind, "signature": self.signature}
+        chunks = [_encode_header(_JOURNAL_MAGIC, header)]
+        self.records = 0
+        for record in records:
+            chunks.append(_RECORD_FRAME.pack(len(record), zlib.crc32(record)) + record)
+            self.records += 1
+        replace_atomically(self.path, b"".join(chunks))
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+

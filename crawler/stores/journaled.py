@@ -1,0 +1,106 @@
+"""Persist a seen set in a state directory: snapshot + journal (see
+:mod:`crawler.persistence`)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from crawler.persistence import Journal, StateFileError, read_snapshot, write_snapshot
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+
+    from crawler.stores import SeenSet
+
+logger = logging.getLogger(__name__)
+
+
+class JournaledSeenStore:
+    """A :class:`~crawler.stores.SeenSet` that survives restarts and kills.
+
+    * ``<name>.snapshot`` holds the whole set, replaced atomically every
+      *snapshot_every* new keys and at :meth:`close`;
+    * ``<name>.journal`` gets each new key as it is added, so ``kill -9``
+      loses none;
+    * both record *signature*: a state directory written with other rules
+      raises :class:`~crawler.persistence.StateFileError` naming the difference.
+    """
+
+    def __init__(
+        self,
+        new_set: Callable[[], SeenSet],
+        state_dir: Path,
+        signature: Mapping[str, Any],
+        *,
+        name: str = "seen-urls",
+        snapshot_every: int = 100_000,
+    ) -> None:
+        self._new_set = new_set
+        self.seen = new_set()
+        self.kind = f"{self.seen.kind}-{name}"
+        self.signature = dict(signature)
+        self.snapshot_path = state_dir / f"{name}.snapshot"
+        self.journal = Journal(state_dir / f"{name}.journal", self.kind, self.signature)
+        self.snapshot_every = snapshot_every
+        self.loaded_entries = 0
+        self._since_snapshot = 0
+
+    def open(self) -> None:
+        """Load the snapshot and replay the journal written after it."""
+        self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+        snapshot = read_snapshot(self.snapshot_path, self.kind, self.signature)
+        if snapshot is not None:
+            params, payload = snapshot
+            try:
+                self.seen = type(self.seen).from_bytes(params, payload)
+            except (KeyError, ValueError) as exc:
+                raise StateFileError(f"{self.snapshot_path} is corrupt: {exc}") from exc
+        key_size = self.seen.params().get("key_size")
+        seen = self.seen
+
+        def replay(record: bytes) -> None:
+            if key_size is not None and len(record) != key_size:
+                raise StateFileError(
+                    f"{self.journal.path} is corrupt: a record of {len(record)} bytes "
+                    f"where keys have {key_size}"
+                )
+            seen.add(record)
+
+        self.journal.open(replay)
+        self._since_snapshot = self.journal.records
+        self.loaded_entries = len(self.seen)
+
+    def add(self, key: bytes) -> bool:
+        if not self.seen.add(key):
+            return False
+        self.journal.append(key)
+        self._since_snapshot += 1
+        if self._since_snapshot >= self.snapshot_every:
+            self.snapshot()
+        return True
+
+    def snapshot(self) -> None:
+        """Write the whole set atomically, then empty the journal."""
+        write_snapshot(
+            self.snapshot_path,
+            self.kind,
+            self.signature,
+            self.seen.params(),
+            self.seen.to_bytes(),
+        )
+        # A kill between these two steps leaves a journal whose keys the
+        # snapshot already holds: replaying them again changes nothing.
+        self.journal.restart()
+        self._since_snapshot = 0
+
+    def close(self) -> None:
+        self.snapshot()
+        self.journal.close()
+
+    def __len__(self) -> int:
+        return len(self.seen)
+
+    def stats(self) -> dict[str, float]:
+        return self.seen.stats()

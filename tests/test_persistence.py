@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from crawler.persistence import (
+    Journal,
+    StateFileError,
+    read_snapshot,
+    signature_difference,
+    write_snapshot,
+)
+
+SIGNATURE = {"DEDUP_URL_LOWERCASE_PATH": False, "version": 1}
+
+
+def test_snapshot_round_trip(tmp_path):
+    path = tmp_path / "state.snapshot"
+    write_snapshot(path, "bloom", SIGNATURE, {"capacity": 10}, b"payload")
+    assert read_snapshot(path, "bloom", SIGNATURE) == ({"capacity": 10}, b"payload")
+    assert not path.with_name("state.snapshot.tmp").exists()
+
+
+def test_missing_snapshot_is_none(tmp_path):
+    assert read_snapshot(tmp_path / "absent", "bloom", SIGNATURE) is None
+
+
+def test_snapshot_with_other_rules_names_the_difference(tmp_path):
+    path = tmp_path / "state.snapshot"
+    write_snapshot(path, "bloom", SIGNATURE, {}, b"x")
+    other = {**SIGNATURE, "DEDUP_URL_LOWERCASE_PATH": True}
+    with pytest.raises(StateFileError) as excinfo:
+        read_snapshot(path, "bloom", other)
+    assert "DEDUP_URL_LOWERCASE_PATH: False -> True" in str(excinfo.value)
+    assert str(path) in str(excinfo.value)
+
+
+def test_snapshot_of_another_kind(tmp_path):
+    path = tmp_path / "state.snapshot"
+    write_snapshot(path, "memory", SIGNATURE, {}, b"x")
+    with pytest.raises(StateFileError, match="holds 'memory' state, expected 'bloom'"):
+        read_snapshot(path, "bloom", SIGNATURE)
+
+
+def test_corrupt_snapshot_is_reported(tmp_path):
+    path = tmp_path / "state.snapshot"
+    write_snapshot(path, "bloom", SIGNATURE, {}, b"payload-bytes")
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(StateFileError, match="does not match the checksum"):
+        read_snapshot(path, "bloom", SIGNATURE)
+
+
+def test_foreign_file_is_reported(tmp_path):
+    path = tmp_path / "state.snapshot"
+    path.write_bytes(b"PK\x03\x04 a zip file")
+    with pytest.raises(StateFileError, match="not a dedup state file"):
+        read_snapshot(path, "bloom", SIGNATURE)
+
+
+def test_signature_difference_lists_each_change():
+    assert signature_difference({"a": 1}, {"a": 1}) == ""
+    assert signature_difference({"a": 1, "b": 2}, {"a": 3}) == "a: 1 -> 3; b: 2 -> '<absent>'"
+
+
+def _replayed(journal: Journal) -> list[bytes]:
+    records: list[bytes] = []
+    journal.open(records.append)
+    return records
+
+
+def test_journal_replays_in_order_across_instances(tmp_path):
+    path = tmp_path / "j.journal"
+    journal = Journal(path, "frontier", SIGNATURE)
+    assert _replayed(journal) == []
+    for record in (b"one", b"", b"three"):
+        journal.append(record)
+    journal.close()
+    assert _replayed(Journal(path, "frontier", SIGNATURE)) == [b"one", b"", b"three"]
+
+
+def test_journal_drops_a_torn_tail_and_keeps_the_rest(tmp_path, caplog):
+    path = tmp_path / "j.journal"
+    journal = Journal(path, "frontier", SIGNATURE)
+    _replayed(journal)
+    journal.append(b"kept")
+    journal.append(b"torn-record")
+    journal.close()
+    os.truncate(path, path.stat().st_size - 4)
+    reopened = Journal(path, "frontier", SIGNATURE)
+    assert _replayed(reopened) == [b"kept"]
+    assert reopened.torn_bytes == 8 + len(b"torn-record") - 4
+    assert "cut short" in caplog.text
+    reopened.append(b"after")
+    reopened.close()
+    assert _replayed(Journal(path, "frontier", SIGNATURE)) == [b"kept", b"after"]
+
+
+def test_journal_corruption_before_the_tail_raises(tmp_path):
+    path = tmp_path / "j.journal"
+    journal = Journal(path, "frontier", SIGNATURE)
+    _replayed(journal)
+    journal.append(b"first-record")
+    journal.append(b"second-record")
+    journal.close()
+    data = bytearray(path.read_bytes())
+    data[data.index(b"first-record")] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(StateFileError, match="fails its checksum"):
+        _replayed(Journal(path, "frontier", SIGNATURE))
+
+
+def test_journal_with_other_rules_raises(tmp_path):
+    path = tmp_path / "j.journal"
+    _replayed(Journal(path, "frontier", SIGNATURE))
+    with pytest.raises(StateFileError, match="version: 1 -> 2"):
+        _replayed(Journal(path, "frontier", {**SIGNATURE, "version": 2}))
+
+
+def test_journal_restart_keeps_only_given_records(tmp_path):
+    path = tmp_path / "j.journal"
+    journal = Journal(path, "frontier", SIGNATURE)
+    _replayed(journal)
+    journal.append(b"old")
+    journal.restart([b"compacted"])
+    journal.append(b"new")
+    journal.close()
+    assert _replayed(Journal(path, "frontier", SIGNATURE)) == [b"compacted", b"new"]
+
+
+def test_appended_records_survive_kill_9(tmp_path):
+    """Each append is one write(): nothing is left in a user-space buffer."""
+    path = tmp_path / "j.journal"
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from pathlib import Path
+        from crawler.persistence import Journal
+        journal = Journal(Path({str(path)!r}), "frontier", {SIGNATURE!r})
+        journal.open(lambda record: None)
+        for i in range(1000):
+            journal.append(str(i).encode())
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    completed = subprocess.run([sys.executable, "-c", script], check=False)
+    assert completed.returncode == -9
+    assert _replayed(Journal(path, "frontier", SIGNATURE)) == [
+        str(i).encode() for i in range(1000)
+    ]

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from crawler.persistence import StateFileError
+from crawler.request_keys import request_key
+from crawler.stores.bloom import BloomSeenSet
+from crawler.stores.journaled import JournaledSeenStore
+from crawler.stores.memory import MemorySeenSet
+
+
+def keys(count: int, prefix: str = "k") -> list[bytes]:
+    return [request_key("GET", f"https://example.com/{prefix}{i}") for i in range(count)]
+
+
+@pytest.mark.parametrize(
+    "new_set", [MemorySeenSet, lambda: BloomSeenSet(1000, 0.001)], ids=["memory", "bloom"]
+)
+def test_add_reports_new_keys_once(new_set):
+    seen = new_set()
+    batch = keys(500)
+    assert all(seen.add(key) for key in batch)
+    assert not any(seen.add(key) for key in batch)
+    assert len(seen) == 500
+
+
+@pytest.mark.parametrize(
+    "new_set", [MemorySeenSet, lambda: BloomSeenSet(1000, 0.001)], ids=["memory", "bloom"]
+)
+def test_round_trip_through_bytes(new_set):
+    seen = new_set()
+    for key in keys(300):
+        seen.add(key)
+    copy = type(seen).from_bytes(seen.params(), seen.to_bytes())
+    assert len(copy) == 300
+    assert not any(copy.add(key) for key in keys(300))
+
+
+def test_bloom_false_positive_rate_within_error_rate_at_capacity():
+    seen = BloomSeenSet(capacity=20_000, error_rate=0.01)
+    for key in keys(20_000):
+        seen.add(key)
+    probes = keys(20_000, prefix="absent")
+    false_positives = sum(not seen.add(key) for key in probes[:10_000])
+    # measured rate must stay under the configured one (10,000 probes: 100 expected at 1%)
+    assert false_positives < 100
+    assert seen.false_positive_rate < 0.01
+
+
+def test_bloom_grows_past_capacity_and_keeps_error_rate():
+    seen = BloomSeenSet(capacity=1000, error_rate=0.01)
+    assert not seen.grown
+    for key in keys(5000):
+        seen.add(key)
+    assert seen.grown
+    assert seen.stats()["filters"] >= 3
+    assert seen.false_positive_rate < 0.01
+    probes = keys(20_000, prefix="absent")
+    assert sum(not seen.add(key) for key in probes) / len(probes) < 0.01
+
+
+def test_bloom_size_per_url_at_capacity():
+    seen = BloomSeenSet(capacity=100_000, error_rate=0.001)
+    optimal_bits = -math.log(0.001) / math.log(2) ** 2  # 14.4 bits
+    assert optimal_bits / 8 < seen.size_in_bytes / 100_000 < 2.5
+
+
+def test_bloom_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="capacity"):
+        BloomSeenSet(0, 0.001)
+    with pytest.raises(ValueError, match="error rate"):
+        BloomSeenSet(10, 1.5)
+
+
+@pytest.mark.parametrize(
+    "new_set", [MemorySeenSet, lambda: BloomSeenSet(1000, 0.001)], ids=["memory", "bloom"]
+)
+def test_journaled_store_survives_restarts_and_snapshots(tmp_path, new_set):
+    signature = {"rules": 1}
+    store = JournaledSeenStore(new_set, tmp_path, signature, snapshot_every=100)
+    store.open()
+    assert all(store.add(key) for key in keys(250))
+    # 250 keys with a snapshot every 100: two snapshots and 50 keys in the journal
+    assert store.journal.records == 50
+    store.journal.close()  # as after kill -9: no final snapshot
+
+    reopened = JournaledSeenStore(new_set, tmp_path, signature, snapshot_every=100)
+    reopened.open()
+    assert reopened.loaded_entries == 250
+    assert not any(reopened.add(key) for key in keys(250))
+    reopened.close()
+    assert reopened.journal.records == 0
+
+
+def test_journaled_store_refuses_other_rules(tmp_path):
+    store = JournaledSeenStore(MemorySeenSet, tmp_path, {"DEDUP_URL_LOWERCASE_PATH": False})
+    store.open()
+    store.add(keys(1)[0])
+    store.close()
+    other = JournaledSeenStore(MemorySeenSet, tmp_path, {"DEDUP_URL_LOWERCASE_PATH": True})
+    with pytest.raises(StateFileError, match="DEDUP_URL_LOWERCASE_PATH: False -> True"):
+        other.open()
+
+
+def test_journaled_store_refuses_a_foreign_backend_file(tmp_path):
+    store = JournaledSeenStore(MemorySeenSet, tmp_path, {})
+    store.open()
+    store.close()
+    bloom = JournaledSeenStore(lambda: BloomSeenSet(10, 0.01), tmp_path, {})
+    with pytest.raises(StateFileError, match="expected 'bloom-seen-urls'"):
+        bloom.open()
