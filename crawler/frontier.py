@@ -57,9 +57,7 @@ class Frontier:
             elif tag == _FINISHED:
                 pending.pop(key, None)
             else:
-                raise StateFileError(
-                    f"{self.journal.path} is corrupt: unknown record type {tag!r}"
-                )
+                raise StateFileError(f"{self.journal.path} is corrupt: unknown record type {tag!r}")
 
         self.journal.open(replay)
         self.journal.restart(pending.values())

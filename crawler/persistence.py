@@ -200,9 +200,10 @@ class Journal:
             header, offset = _decode_header(self.path, data, _JOURNAL_MAGIC)
             _check_header(self.path, header, self.kind, self.signature)
             valid_end = offset
-            for record, valid_end in self._iter_records(data, offset):
+            for record, record_end in self._iter_records(data, offset):
                 self.records += 1
                 replay(record)
+                valid_end = record_end
             self.torn_bytes = len(data) - valid_end
             if self.torn_bytes:
                 logger.warning(
@@ -258,4 +259,3 @@ class Journal:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-

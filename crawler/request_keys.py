@@ -20,11 +20,13 @@ def request_key(method: str, canonical_url: str, body: bytes = b"") -> bytes:
 
     >>> request_key("GET", "https://example.com/") == request_key("get", "https://example.com/")
     True
-    >>> request_key("POST", "https://example.com/", b"a=1") == request_key("POST", "https://example.com/", b"a=2")
+    >>> post = "https://example.com/form"
+    >>> request_key("POST", post, b"a=1") == request_key("POST", post, b"a=2")
     False
     """
-    digest = blake2b(f"{method.upper()} {canonical_url}".encode("utf-8", "surrogatepass"),
-                     digest_size=KEY_SIZE)
+    digest = blake2b(
+        f"{method.upper()} {canonical_url}".encode("utf-8", "surrogatepass"), digest_size=KEY_SIZE
+    )
     if body:
         digest.update(b"\n")
         digest.update(body)

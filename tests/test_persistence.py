@@ -150,6 +150,4 @@ def test_appended_records_survive_kill_9(tmp_path):
     )
     completed = subprocess.run([sys.executable, "-c", script], check=False)
     assert completed.returncode == -9
-    assert _replayed(Journal(path, "frontier", SIGNATURE)) == [
-        str(i).encode() for i in range(1000)
-    ]
+    assert _replayed(Journal(path, "frontier", SIGNATURE)) == [str(i).encode() for i in range(1000)]

@@ -66,9 +66,7 @@ class BloomSeenSet:
         if current.count >= current.capacity:
             if text_key in current:
                 return False
-            current = BloomFilter(
-                current.capacity * GROWTH, current.error_rate * TIGHTENING
-            )
+            current = BloomFilter(current.capacity * GROWTH, current.error_rate * TIGHTENING)
             self._filters.append(current)
         return not current.add(text_key)
 

@@ -72,9 +72,17 @@ class JournaledSeenStore:
         self._since_snapshot = self.journal.records
         self.loaded_entries = len(self.seen)
 
-    def add(self, key: bytes) -> bool:
+    def add(self, key: bytes, before_journal: Callable[[], object] | None = None) -> bool:
+        """Add *key*; return ``True`` when it is new.
+
+        *before_journal* runs for a new key before the key is journaled: what
+        it records durably (e.g. the crash-safe frontier entry) is then never
+        missing for a key that a restart will consider seen.
+        """
         if not self.seen.add(key):
             return False
+        if before_journal is not None:
+            before_journal()
         self.journal.append(key)
         self._since_snapshot += 1
         if self._since_snapshot >= self.snapshot_every:

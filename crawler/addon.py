@@ -1,0 +1,33 @@
+"""``DedupAddon``: switch the extension on with one line.
+
+    ADDONS = {"crawler.addon.DedupAddon": 0}
+
+It applies every ``DEDUP_*`` default and enables the components at add-on
+priority, so settings written in the project (or on the command line) win.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crawler import defaults
+from crawler.middlewares import FrontierMiddleware
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+#: Outside HttpErrorMiddleware (50) and inside nothing that drops output:
+#: the middleware must see each callback's whole output and final failures.
+FRONTIER_MIDDLEWARE_ORDER = 25
+
+
+class DedupAddon:
+    def update_settings(self, settings: BaseSettings) -> None:
+        for name in dir(defaults):
+            if name.startswith("DEDUP_"):
+                settings.set(name, getattr(defaults, name), priority="addon")
+        settings.set("DUPEFILTER_CLASS", "crawler.dupefilters.URLDupeFilter", priority="addon")
+        for component_setting in ("SPIDER_MIDDLEWARES", "DOWNLOADER_MIDDLEWARES"):
+            settings.setdefault_in_component_priority_dict(
+                component_setting, FrontierMiddleware, FRONTIER_MIDDLEWARE_ORDER
+            )

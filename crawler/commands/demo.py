@@ -1,0 +1,127 @@
+"""``scrapy demo``: crawl a generated local site with and without dedup.
+
+Two copies of the demo site are served on 127.0.0.1; the ``site`` spider
+crawls one with Scrapy's stock dupefilter and the other with this
+extension, at the same time, and the command prints what each downloaded and
+what dedup filtered, and why.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+from scrapy.commands import ScrapyCommand
+
+from crawler.demo.server import DemoServer
+from crawler.spiders.site import SiteSpider
+
+if TYPE_CHECKING:
+    import argparse
+
+    from scrapy.crawler import Crawler
+
+STOCK_SETTINGS = {
+    "ADDONS": {},
+    "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
+    "ITEM_PIPELINES": {},
+}
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    default_settings = {"LOG_LEVEL": "WARNING"}
+
+    def short_desc(self) -> str:
+        return "Crawl a generated local demo site with and without dedup, and compare"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument(
+            "--articles", type=int, default=24, help="articles on the demo site (default: 24)"
+        )
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        assert self.crawler_process is not None
+        with (
+            DemoServer(articles=opts.articles) as stock_site,
+            DemoServer(articles=opts.articles) as dedup_site,
+            tempfile.TemporaryDirectory(prefix="dedup-demo-") as state_dir,
+        ):
+            stock_url, dedup_url = stock_site.start(), dedup_site.start()
+            stock = self._site_crawler(STOCK_SETTINGS)
+            dedup = self._site_crawler({"DEDUP_STATE_DIR": state_dir})
+            self.crawler_process.crawl(stock, url=stock_url)
+            self.crawler_process.crawl(dedup, url=dedup_url)
+            self.crawler_process.start()
+            print(
+                report(
+                    stock_site.hits(),
+                    dedup_site.hits(),
+                    stock.stats.get_stats() if stock.stats else {},
+                    dedup.stats.get_stats() if dedup.stats else {},
+                )
+            )
+
+    def _site_crawler(self, settings: dict[str, Any]) -> Crawler:
+        assert self.crawler_process is not None
+        spider_cls = type("DemoSiteSpider", (SiteSpider,), {"custom_settings": settings})
+        return self.crawler_process.create_crawler(spider_cls)
+
+
+def report(
+    stock_hits: dict[str, Any],
+    dedup_hits: dict[str, Any],
+    stock_stats: dict[str, Any],
+    dedup_stats: dict[str, Any],
+) -> str:
+    """The comparison table the demo prints."""
+    rows = [
+        ("downloads (requests the server answered)", stock_hits["total"], dedup_hits["total"]),
+        (
+            "distinct pages and files downloaded",
+            len(stock_hits["by_resource"]),
+            len(dedup_hits["by_resource"]),
+        ),
+        (
+            "downloads of an already downloaded page",
+            _repeats(stock_hits),
+            _repeats(dedup_hits),
+        ),
+        (
+            "requests filtered before download",
+            stock_stats.get("dupefilter/filtered", 0),
+            dedup_stats.get("dupefilter/filtered", 0),
+        ),
+        (
+            "items scraped",
+            stock_stats.get("item_scraped_count", 0),
+            dedup_stats.get("item_scraped_count", 0),
+        ),
+    ]
+    width = max(len(label) for label, _, _ in rows)
+    lines = [f"{'':{width}}  {'stock Scrapy':>12}  {'with dedup':>10}"]
+    lines += [f"{label:{width}}  {stock:>12}  {dedup:>10}" for label, stock, dedup in rows]
+    prefix = "dedup/url/filtered/"
+    reasons = sorted(
+        (
+            (name[len(prefix) :], count)
+            for name, count in dedup_stats.items()
+            if name.startswith(prefix)
+        ),
+        key=lambda item: -item[1],
+    )
+    lines.append("")
+    lines.append("Why dedup filtered requests (rules that changed the filtered URL):")
+    lines += [f"  {rule:<28} {count:>5}" for rule, count in reasons]
+    saved = stock_hits["total"] - dedup_hits["total"]
+    lines.append("")
+    lines.append(
+        f"Dedup saved {saved} of {stock_hits['total']} downloads "
+        f"({saved / max(stock_hits['total'], 1):.0%})."
+    )
+    return "\n".join(lines)
+
+
+def _repeats(hits: dict[str, Any]) -> int:
+    return sum(count - 1 for count in hits["by_resource"].values() if count > 1)

@@ -1,0 +1,370 @@
+"""``URLDupeFilter``: Scrapy's ``DUPEFILTER_CLASS``, on canonical URLs.
+
+Enable it with the add-on (``ADDONS = {"crawler.addon.DedupAddon": 0}``) or
+by hand::
+
+    DUPEFILTER_CLASS = "crawler.dupefilters.URLDupeFilter"
+    # crash-safe resume also needs:
+    SPIDER_MIDDLEWARES = {"crawler.middlewares.FrontierMiddleware": 25}
+    DOWNLOADER_MIDDLEWARES = {"crawler.middlewares.FrontierMiddleware": 25}
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals as scrapy_signals
+from scrapy.dupefilters import BaseDupeFilter
+from scrapy.utils.job import job_dir
+from scrapy.utils.request import referer_str, request_from_dict
+
+from crawler import defaults
+from crawler import signals as dedup_signals
+from crawler.frontier import Frontier
+from crawler.request_keys import KEY_VERSION, request_key
+from crawler.stores.bloom import BloomSeenSet
+from crawler.stores.journaled import JournaledSeenStore
+from crawler.stores.memory import MemorySeenSet
+from crawler.urls import UrlCanonicalizer, UrlRules
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+    from typing_extensions import Self
+
+    from crawler.stores import SeenSet
+
+logger = logging.getLogger(__name__)
+
+LOCAL_BACKENDS = ("bloom", "memory")
+
+#: Request meta keys: the key the request was recorded under, and its URL then.
+META_KEY = "dedup_key"
+META_URL = "dedup_url"
+
+#: Bloom fill ratio at which a warning says the filter is about to grow.
+FILL_WARNING_RATIO = 0.8
+
+
+def url_rules_from_settings(settings: BaseSettings) -> UrlRules:
+    """Build the canonicalization rules from ``DEDUP_URL_*`` settings."""
+    return UrlRules(
+        strip_params=tuple(
+            settings.getlist("DEDUP_URL_STRIP_PARAMS", defaults.DEDUP_URL_STRIP_PARAMS)
+        ),
+        keep_params=tuple(
+            settings.getlist("DEDUP_URL_KEEP_PARAMS", defaults.DEDUP_URL_KEEP_PARAMS)
+        ),
+        lowercase_path=settings.getbool(
+            "DEDUP_URL_LOWERCASE_PATH", defaults.DEDUP_URL_LOWERCASE_PATH
+        ),
+        fold_https=settings.getbool("DEDUP_URL_FOLD_HTTPS", defaults.DEDUP_URL_FOLD_HTTPS),
+    )
+
+
+def state_dir_from_settings(settings: BaseSettings) -> Path | None:
+    """``DEDUP_STATE_DIR``, else ``JOBDIR``, else ``None`` (memory only)."""
+    state_dir = settings.get("DEDUP_STATE_DIR") or job_dir(settings)
+    return Path(state_dir) if state_dir else None
+
+
+def _seen_set_factory(settings: BaseSettings) -> tuple[str, Any]:
+    backend = settings.get("DEDUP_URL_BACKEND", defaults.DEDUP_URL_BACKEND)
+    if backend not in LOCAL_BACKENDS:
+        raise ValueError(
+            f"DEDUP_URL_BACKEND={backend!r} is not a URL store; "
+            f"use one of {', '.join(map(repr, LOCAL_BACKENDS))}"
+        )
+    if backend == "memory":
+        return backend, MemorySeenSet
+    capacity = settings.getint("DEDUP_URL_CAPACITY", defaults.DEDUP_URL_CAPACITY)
+    if capacity < 1:
+        raise ValueError(f"DEDUP_URL_CAPACITY={capacity!r} must be a positive number of URLs")
+    error_rate = settings.getfloat("DEDUP_URL_ERROR_RATE", defaults.DEDUP_URL_ERROR_RATE)
+    if not 0 < error_rate < 1:
+        raise ValueError(
+            f"DEDUP_URL_ERROR_RATE={error_rate!r} must be a probability between 0 and 1, e.g. 0.001"
+        )
+    return backend, lambda: BloomSeenSet(capacity, error_rate)
+
+
+def url_signature(rules: UrlRules, seen: SeenSet) -> dict[str, Any]:
+    """What a persisted URL store was built with, by setting name."""
+    signature: dict[str, Any] = {
+        "DEDUP_URL_BACKEND": seen.kind,
+        "request key version": KEY_VERSION,
+    }
+    for name, value in rules.describe().items():
+        signature[f"DEDUP_URL_{name.upper()}"] = value
+    for name, value in seen.params().items():
+        signature[f"DEDUP_URL_{name.upper()}"] = value
+    return signature
+
+
+class URLDupeFilter(BaseDupeFilter):
+    """Filter requests whose method, canonical URL and body were seen before.
+
+    * URLs are compared in canonical form (:mod:`crawler.urls`): tracking
+      parameters, query order, host case, trailing slashes, fragments and
+      session ids do not make a page new;
+    * seen keys live in a Bloom filter (``DEDUP_URL_BACKEND = "bloom"``) or an
+      exact set (``"memory"``), persisted in ``DEDUP_STATE_DIR`` (default
+      ``JOBDIR``) so that ``kill -9`` loses nothing, and checked against the
+      rules they were built with;
+    * a redirect to the same canonical page is followed, not filtered;
+    * with :class:`~crawler.middlewares.FrontierMiddleware` enabled, requests
+      that were scheduled but not finished when a crawl was killed are
+      scheduled again at the next start.
+    """
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        canonicalizer: UrlCanonicalizer,
+        seen: SeenSet | JournaledSeenStore,
+        *,
+        frontier: Frontier | None = None,
+        debug: bool = False,
+    ) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.canonicalize = canonicalizer
+        self.seen = seen
+        self.frontier = frontier
+        self.debug = debug
+        self.logdupes = True
+        self.new_urls = 0
+        self.filtered = 0
+        self.filtered_by_rule: Counter[str] = Counter()
+        self._resuming: set[bytes] = set()
+        self._pending_requests: list[bytes] = []
+        self._fill_warned = False
+        self._growth_warned = False
+        self._opened = False
+        crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        rules = url_rules_from_settings(settings)
+        backend, new_set = _seen_set_factory(settings)
+        state_dir = state_dir_from_settings(settings)
+        seen: SeenSet | JournaledSeenStore = new_set()
+        frontier = None
+        if state_dir is not None:
+            signature = url_signature(rules, seen)  # type: ignore[arg-type]
+            seen = JournaledSeenStore(
+                new_set,
+                state_dir,
+                signature,
+                snapshot_every=settings.getint(
+                    "DEDUP_SNAPSHOT_EVERY", defaults.DEDUP_SNAPSHOT_EVERY
+                ),
+            )
+            if settings.getbool("DEDUP_URL_RESUME", defaults.DEDUP_URL_RESUME):
+                frontier = Frontier(state_dir, signature)
+        else:
+            logger.info(
+                "URL dedup (%(backend)s) keeps its state in memory only: set "
+                "DEDUP_STATE_DIR or JOBDIR to persist it across runs",
+                {"backend": backend},
+            )
+        return cls(
+            crawler,
+            UrlCanonicalizer(rules),
+            seen,
+            frontier=frontier,
+            debug=settings.getbool("DUPEFILTER_DEBUG"),
+        )
+
+    @classmethod
+    def from_spider(cls, spider: Spider) -> Self:
+        """Entry point of scrapy-redis's scheduler, which never calls :meth:`open`."""
+        assert spider.crawler is not None
+        return cls.from_crawler(spider.crawler)
+
+    # Life cycle
+
+    def open(self) -> None:
+        if self._opened:
+            return
+        self._opened = True
+        if isinstance(self.seen, JournaledSeenStore):
+            self.seen.open()
+            logger.info(
+                "URL dedup state in %(dir)s: %(entries)d URLs seen in earlier runs",
+                {"dir": self.seen.snapshot_path.parent, "entries": self.seen.loaded_entries},
+            )
+        if self.frontier is not None:
+            pending, queue_persisted = self.frontier.open()
+            if pending and not queue_persisted:
+                self._pending_requests = pending
+                self.crawler.signals.connect(
+                    self._schedule_unfinished, signal=scrapy_signals.spider_opened
+                )
+
+    def _schedule_unfinished(self, spider: Spider) -> None:
+        assert self.crawler.engine is not None
+        logger.info(
+            "Scheduling again %(count)d requests that were scheduled but not "
+            "finished when the previous run stopped uncleanly",
+            {"count": len(self._pending_requests)},
+            extra={"spider": spider},
+        )
+        for serialized in self._pending_requests:
+            request = request_from_dict(pickle.loads(serialized), spider=spider)
+            self._resuming.add(request.meta[META_KEY])
+            self.crawler.engine.crawl(request)
+        self.stats.inc_value("dedup/url/resumed", len(self._pending_requests))
+        self._pending_requests = []
+
+    def close(self, reason: str) -> None:
+        self._update_store_stats()
+        if isinstance(self.seen, JournaledSeenStore):
+            self.seen.close()
+        if self.frontier is not None:
+            self.frontier.close(
+                crawl_finished=reason == "finished",
+                queue_persisted=bool(job_dir(self.crawler.settings)),
+            )
+        logger.info("%(summary)s", {"summary": self.summary()})
+
+    def clear(self) -> None:
+        """Called by scrapy-redis's scheduler when it flushes; local state stays."""
+
+    # Filtering
+
+    def request_seen(self, request: Request) -> bool:
+        if not self._opened:
+            self.open()
+        key = request_key(request.method, self.canonicalize(request.url), request.body)
+        if key in self._resuming:
+            self._resuming.discard(key)
+            self._add(key, request)  # its key may have missed the journal at the kill
+            return False
+        if self._is_redirect(request):
+            source_key = request.meta[META_KEY]
+            if source_key == key:
+                self.stats.inc_value("dedup/url/redirect_same_page")
+                self._record_scheduled(key, request)
+                return False
+            if self.frontier is not None:
+                self.frontier.finished(source_key)
+        if self._add(key, request):
+            self.new_urls += 1
+            self.stats.inc_value("dedup/url/new")
+            if self.new_urls % 1000 == 0:
+                self._update_store_stats()
+            return False
+        return True
+
+    def _add(self, key: bytes, request: Request) -> bool:
+        """Add *key* to the seen store; for a new key, record *request* as
+        scheduled first, so that a kill never leaves a seen key unscheduled."""
+        if isinstance(self.seen, JournaledSeenStore):
+            return self.seen.add(key, lambda: self._record_scheduled(key, request))
+        if self.seen.add(key):
+            self._record_scheduled(key, request)
+            return True
+        return False
+
+    @staticmethod
+    def _is_redirect(request: Request) -> bool:
+        """Whether *request* is a redirect of a request this filter recorded."""
+        redirect_urls: list[str] = request.meta.get("redirect_urls") or []
+        return bool(redirect_urls) and request.meta.get(META_URL) == redirect_urls[-1]
+
+    def _record_scheduled(self, key: bytes, request: Request) -> None:
+        request.meta[META_KEY] = key
+        request.meta[META_URL] = request.url
+        if self.frontier is None:
+            return
+        try:
+            serialized = pickle.dumps(request.to_dict(spider=self.crawler.spider), 4)
+        except (ValueError, TypeError, AttributeError, pickle.PicklingError) as exc:
+            self.stats.inc_value("dedup/url/unresumable")
+            logger.warning(
+                "Cannot record %(request)s for crash-safe resume (%(error)s): it "
+                "would be lost if the crawl were killed before it finishes",
+                {"request": request, "error": exc},
+                extra={"spider": self.crawler.spider},
+            )
+            return
+        self.frontier.scheduled(key, serialized)
+
+    def _request_finished(self, request: Request) -> None:
+        key = request.meta.get(META_KEY)
+        if self.frontier is not None and key is not None:
+            self.frontier.finished(key)
+
+    def log(self, request: Request, spider: Spider) -> None:
+        if self.debug:
+            msg = "Filtered duplicate request: %(request)s (referer: %(referer)s)"
+            args = {"request": request, "referer": referer_str(request)}
+            logger.debug(msg, args, extra={"spider": spider})
+        elif self.logdupes:
+            msg = (
+                "Filtered duplicate request: %(request)s"
+                " - no more duplicates will be shown"
+                " (see DUPEFILTER_DEBUG to show all duplicates)"
+            )
+            logger.debug(msg, {"request": request}, extra={"spider": spider})
+            self.logdupes = False
+        self.stats.inc_value("dupefilter/filtered")
+        self.filtered += 1
+        for rule in self.canonicalize.explain(request.url) or ["repeat"]:
+            self.filtered_by_rule[rule] += 1
+            self.stats.inc_value(f"dedup/url/filtered/{rule}")
+
+    # Reporting
+
+    def _update_store_stats(self) -> None:
+        store_stats = self.seen.stats()
+        for name, value in store_stats.items():
+            self.stats.set_value(f"dedup/{self.seen_kind}/{name}", value)
+        if self.seen_kind != "bloom":
+            return
+        fill_ratio = store_stats["fill_ratio"]
+        if fill_ratio >= FILL_WARNING_RATIO and not self._fill_warned:
+            self._fill_warned = True
+            logger.warning(
+                "The URL Bloom filter holds %(entries)d URLs, %(percent).0f%% of "
+                "DEDUP_URL_CAPACITY; past it, it grows (more memory, slower) to keep "
+                "its false-positive rate. Raise DEDUP_URL_CAPACITY for the next crawl.",
+                {"entries": store_stats["entries"], "percent": fill_ratio * 100},
+            )
+        if store_stats["filters"] > 1 and not self._growth_warned:
+            self._growth_warned = True
+            logger.warning(
+                "The URL Bloom filter outgrew DEDUP_URL_CAPACITY and added a filter "
+                "to keep its false-positive rate (now about %(rate).2g)",
+                {"rate": store_stats["false_positive_rate"]},
+            )
+
+    @property
+    def seen_kind(self) -> str:
+        seen = self.seen.seen if isinstance(self.seen, JournaledSeenStore) else self.seen
+        return seen.kind
+
+    def summary(self) -> str:
+        """One line for people: what was filtered, why, and how full the store is."""
+        reasons = ", ".join(
+            f"{rule}: {count}" for rule, count in self.filtered_by_rule.most_common()
+        )
+        store = self.seen.stats()
+        line = (
+            f"URL dedup: {self.filtered} requests filtered"
+            f"{f' ({reasons})' if reasons else ''}, {self.new_urls} new URLs; "
+            f"{self.seen_kind} store holds {store['entries']} URLs"
+        )
+        if self.seen_kind == "bloom":
+            line += (
+                f", {store['fill_ratio']:.1%} of capacity, estimated false-positive "
+                f"rate {store['false_positive_rate']:.2g}"
+            )
+        return line

@@ -1,0 +1,109 @@
+"""Tell the URL dupefilter when Scrapy is done with a request.
+
+``FrontierMiddleware`` is both a spider middleware and a downloader
+middleware (the add-on enables it as both). It sends
+:data:`crawler.signals.request_finished` for a request once
+
+* its callback's output was consumed **and** every request in that output
+  reached the scheduler (Scrapy consumes callback output ahead of processing
+  it, so the end of the output alone is too early: a kill then would lose the
+  requests not yet scheduled); or
+* its download failed for good, or a downloader middleware dropped it.
+
+Requests not finished when a crawl is killed are scheduled again at the next
+start, so a request is never reported finished before its children are safe.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy import signals as scrapy_signals
+from scrapy.utils.asyncio import call_later
+
+from crawler import signals
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable, Iterator
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+
+class _Parent:
+    """A request whose callback output is being consumed."""
+
+    __slots__ = ("output_consumed", "request", "unscheduled_children")
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        self.unscheduled_children = 0
+        self.output_consumed = False
+
+
+class FrontierMiddleware:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self._parent_of: weakref.WeakKeyDictionary[Request, _Parent] = weakref.WeakKeyDictionary()
+        crawler.signals.connect(self._child_scheduled, signal=scrapy_signals.request_scheduled)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def _finished(self, request: Request) -> None:
+        self.crawler.signals.send_catch_log(signal=signals.request_finished, request=request)
+
+    def _track(self, parent: _Parent, output: Any) -> None:
+        if isinstance(output, Request):
+            parent.unscheduled_children += 1
+            self._parent_of[output] = parent
+
+    def _output_consumed(self, parent: _Parent) -> None:
+        parent.output_consumed = True
+        if not parent.unscheduled_children:
+            self._finished(parent.request)
+
+    def _child_scheduled(self, request: Request) -> None:
+        parent = self._parent_of.pop(request, None)
+        if parent is None:
+            return
+        parent.unscheduled_children -= 1
+        if parent.output_consumed and not parent.unscheduled_children:
+            # request_scheduled is sent just before the scheduler records the
+            # child; finish the parent once that synchronous call is over.
+            call_later(0, self._finished, parent.request)
+
+    # Spider middleware
+
+    def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
+        parent = _Parent(response.request)  # type: ignore[arg-type]
+        try:
+            for output in result:
+                self._track(parent, output)
+                yield output
+        finally:
+            self._output_consumed(parent)
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        parent = _Parent(response.request)  # type: ignore[arg-type]
+        try:
+            async for output in result:
+                self._track(parent, output)
+                yield output
+        finally:
+            self._output_consumed(parent)
+
+    def process_spider_exception(self, response: Response, exception: Exception) -> None:
+        self._finished(response.request)  # type: ignore[arg-type]
+
+    # Downloader middleware: the download failed after any retries, or a
+    # downloader middleware dropped the request (IgnoreRequest).
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        self._finished(request)

@@ -1,0 +1,52 @@
+"""A whole-site spider: ``scrapy crawl site -a url=http://localhost:8000/``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.http import HtmlResponse
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+    from scrapy.http import Response
+
+
+class SiteSpider(scrapy.Spider):
+    """Crawl every page of one site, starting at ``url``.
+
+    - follows every ``<a href>``; Scrapy's offsite handling keeps the crawl on the start URL's
+      host (``allowed_domains`` is that host name, lowercased, so subdomains count too);
+    - yields ``{"url", "title", "html"}`` for every HTML response; other responses (PDF,
+      images...) yield nothing and are not searched for links;
+    - the start request goes through the dupefilter like any other, so a later link back to
+      the start page is not downloaded again.
+    """
+
+    name = "site"
+
+    def __init__(self, url: str | None = None, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        hostname = urlsplit(url).hostname if url else None
+        if not url or not hostname:
+            raise ValueError(
+                f"The site spider needs an absolute start URL, got {url!r}: "
+                "run it as scrapy crawl site -a url=http://example.com/"
+            )
+        self.start_url = url
+        self.allowed_domains = [hostname.lower()]
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        yield scrapy.Request(self.start_url, callback=self.parse)
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[dict[str, str] | scrapy.Request]:
+        if not isinstance(response, HtmlResponse):
+            return
+        yield {
+            "url": response.url,
+            "title": (response.css("title::text").get() or "").strip(),
+            "html": response.text,
+        }
+        yield from response.follow_all(css="a")

@@ -1,0 +1,866 @@
+"""Canonical URLs: one spelling per resource, used as the key of URL deduplication.
+
+Two URLs that lead to the same resource should get the same canonical form, and two URLs
+that may lead to different resources must keep different ones. :class:`UrlCanonicalizer`
+applies these rules to absolute ``http`` and ``https`` URLs, listed in order of concern;
+the name in front of each rule is what :meth:`UrlCanonicalizer.explain` reports.
+
+1. Whitespace
+
+   - ``strip-whitespace``: surrounding whitespace and C0 control characters are removed:
+     ``" http://example.com/ \\n"`` -> ``http://example.com/``.
+   - ``remove-tab-newline``: tabs, CR and LF inside the URL are removed, as browsers do:
+     ``"http://exa\\tmple.com/a\\nb"`` -> ``http://example.com/ab``. Spaces inside the URL
+     are percent-encoded (rules 5 and 6), so an http(s) result never contains whitespace.
+
+2. Scheme and authority
+
+   - ``lowercase-scheme``: ``HTTP://example.com/`` -> ``http://example.com/``.
+   - ``lowercase-host``: ``http://WWW.Example.COM/`` -> ``http://www.example.com/``.
+   - ``decode-host``: a percent-encoded host is decoded (UTF-8):
+     ``http://ex%41mple.com/`` -> ``http://example.com/``.
+   - ``idna-host``: an internationalized host is converted to punycode (IDNA 2008 with
+     UTS #46 mapping, as browsers do): ``http://Bücher.de/`` -> ``http://xn--bcher-kva.de/``.
+     A host that IDNA rejects is kept, lowercased.
+   - ``normalize-ipv6``: an IPv6 literal is written as in RFC 5952 (lowercase, longest run
+     of zero groups compressed, no dotted IPv4 tail): ``http://[0:0::1]/`` ->
+     ``http://[::1]/``.
+   - ``strip-host-trailing-dot``: ``http://example.com./`` -> ``http://example.com/``.
+   - ``drop-default-port``: ``http://example.com:80/`` -> ``http://example.com/``, and
+     ``:443`` for https.
+   - ``normalize-port``: an empty port or leading zeros are dropped:
+     ``http://example.com:/`` -> ``http://example.com/``, ``:0081`` -> ``:81``.
+   - ``drop-empty-userinfo``: an empty user name and password are dropped:
+     ``http://:@example.com/`` -> ``http://example.com/``, and an empty password:
+     ``http://user:@example.com/`` -> ``http://user@example.com/``. A non-empty userinfo
+     is kept, case included.
+
+3. Fragment and empty query
+
+   - ``drop-fragment``: ``http://example.com/a#top`` -> ``http://example.com/a``.
+   - ``drop-empty-query``: ``http://example.com/a?`` -> ``http://example.com/a``.
+
+4. Path structure
+
+   - ``resolve-dot-segments``: ``.`` and ``..`` segments are resolved (RFC 3986, 5.2.4):
+     ``http://example.com/a/./b/../c`` -> ``http://example.com/a/c``. Encoded dots count:
+     ``/a/%2E%2E/b`` -> ``/b``.
+   - ``root-path``: an empty path becomes ``/``: ``http://example.com`` ->
+     ``http://example.com/``.
+
+5. Percent-encoding (``normalize-percent-encoding``), applied to the path, the query and the
+   userinfo, each with its own set of characters allowed as is:
+
+   - escapes of unreserved characters (``A-Z a-z 0-9 - . _ ~``) are decoded:
+     ``/%7Euser`` -> ``/~user``;
+   - other escapes are kept and their hex digits uppercased: ``/a%2fb`` -> ``/a%2Fb``,
+     so a reserved character keeps its encoded or literal form;
+   - characters that may not appear literally are encoded, non-ASCII ones as UTF-8:
+     ``/a b/é`` -> ``/a%20b/%C3%A9``; a ``%`` that does not start an escape becomes
+     ``%25``: ``/100%`` -> ``/100%25``.
+
+6. Query (``&``-separated fields, each ``name`` or ``name=value``)
+
+   - space is written ``+`` (form encoding): ``?q=a%20b``, ``?q=a b`` and ``?q=a+b`` all
+     give ``?q=a+b``; a literal plus stays ``%2B``. In the path ``+`` is a literal plus
+     and a space is ``%20``.
+   - ``drop-empty-query-fields``: ``?&a=1&&b=2&`` -> ``?a=1&b=2``.
+   - ``strip-tracking-params``: fields whose name matches
+     :attr:`UrlRules.strip_params` and not :attr:`UrlRules.keep_params` are removed:
+     ``?id=1&utm_source=x`` -> ``?id=1``.
+   - ``sort-query``: fields are sorted by name, then value, keeping repeated names:
+     ``?b=2&a=3&a=1`` -> ``?a=1&a=3&b=2``.
+   - A field without ``=`` is kept distinct from one with an empty value (``?b`` is not
+     ``?b=``): some applications tell them apart (``?edit`` vs ``?edit=``).
+
+7. Path details
+
+   - ``strip-trailing-slash``: trailing slashes of a non-root path are removed:
+     ``/docs/`` -> ``/docs``; ``/`` stays ``/``. Slashes inside the path are kept.
+   - ``strip-session-id``: path parameters that carry a session id (``jsessionid``,
+     ``phpsessid``, ``sid``, ``sessionid``, ``aspsessionid*``, any case) are removed,
+     the rest of the path is kept: ``/cart;jsessionid=A1B2/item`` -> ``/cart/item``.
+   - ``lowercase-path`` (only with :attr:`UrlRules.lowercase_path`): ASCII letters of the
+     path are lowercased: ``/Docs/API`` -> ``/docs/api``.
+
+8. Scheme folding
+
+   - ``fold-https`` (only with :attr:`UrlRules.fold_https`): ``http`` URLs are written
+     ``https``, so both schemes give one canonical form: ``http://example.com/`` ->
+     ``https://example.com/``. Without it the two schemes stay distinct.
+
+Anything else comes back with only surrounding whitespace removed: URLs with another
+scheme (``mailto:``, ``data:``, ``ftp:``...), relative or scheme-relative references, and
+http(s) URLs that cannot be parsed (no host, a host with forbidden characters, a bad port,
+a broken IPv6 literal). Canonicalization never raises on a ``str`` and is idempotent.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, unquote_plus
+
+import idna
+
+from crawler.tracking_params import DEFAULT_STRIP_PARAMS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = [
+    "DEFAULT_STRIP_PARAMS",
+    "RULES_VERSION",
+    "RULE_NAMES",
+    "UrlCanonicalizer",
+    "UrlRules",
+    "canonicalize_url",
+]
+
+#: Bumped whenever a change to the rules can change the canonical form of some URL, so that
+#: stores persisted with older canonical forms are detected by :meth:`UrlRules.describe`.
+RULES_VERSION = 1
+
+#: Rule names reported by :meth:`UrlCanonicalizer.explain`, in the documented order.
+RULE_NAMES: tuple[str, ...] = (
+    "strip-whitespace",
+    "remove-tab-newline",
+    "lowercase-scheme",
+    "lowercase-host",
+    "decode-host",
+    "idna-host",
+    "normalize-ipv6",
+    "strip-host-trailing-dot",
+    "drop-default-port",
+    "normalize-port",
+    "drop-empty-userinfo",
+    "drop-fragment",
+    "drop-empty-query",
+    "resolve-dot-segments",
+    "root-path",
+    "normalize-percent-encoding",
+    "drop-empty-query-fields",
+    "strip-tracking-params",
+    "sort-query",
+    "strip-trailing-slash",
+    "strip-session-id",
+    "lowercase-path",
+    "fold-https",
+)
+_RULE_ORDER = {name: index for index, name in enumerate(RULE_NAMES)}
+
+# C0 controls, space, and every other character for which str.isspace() is true.
+_SURROUNDING_JUNK = (
+    "".join(map(chr, range(0x21)))
+    + "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+_TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
+
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_SUB_DELIMS = "!$&'()*+,;="
+_HEX = "0123456789ABCDEFabcdef"
+
+# Escapes that are not in canonical form: a lowercase hex digit, or an unreserved character.
+_FIXABLE_ESCAPE = (
+    r"%(?:[0-9A-Fa-f][a-f]|[a-f][0-9A-F]|3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|2[DE]|5F|7E)"
+)
+_STRAY_PERCENT = r"%(?![0-9A-Fa-f]{2})"
+
+# A host that contains any of these (after decoding and IDNA) cannot be canonicalized.
+_FORBIDDEN_HOST_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f\s\"#%/:<>?@\[\\\]^`{|}\ud800-\udfff]")
+_IPV6_LITERAL_CHARS = re.compile(r"[0-9A-Fa-f:.]+")
+
+_SESSION_ID_PARAM = re.compile(
+    r";(?:jsessionid|phpsessid|sessionid|sid|aspsessionid[a-z]*)=[^/;]*", re.IGNORECASE
+)
+_LOWERCASE_ESCAPE = re.compile(r"%[0-9a-f]{2}")
+
+# Characters that never need a change of percent-encoding, per component.
+_CANONICAL_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
+_CANONICAL_QUERY = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
+_AUTHORITY_END = re.compile(r"[/?#]")
+
+_AUTHORITY_CACHE_SIZE = 8192
+_AUTHORITY_CACHE_MAX_KEY = 512
+_IDNA_MAX_HOST = 1024
+
+
+class _PercentNormalizer:
+    """Rewrites one URL component into canonical percent-encoding (rule 5).
+
+    ``allowed`` lists the characters, besides unreserved ones, that stay literal in the
+    component. With ``space_as_plus``, a space (literal or ``%20``) is written ``+``.
+    """
+
+    __slots__ = ("_byte_escapes", "_escape_fixes", "_pattern")
+
+    def __init__(self, allowed: str, *, space_as_plus: bool = False) -> None:
+        literal = re.escape("".join(sorted(_UNRESERVED)) + allowed)
+        alternatives = [_FIXABLE_ESCAPE]
+        if space_as_plus:
+            alternatives.append("%20")
+        alternatives += [_STRAY_PERCENT, "[^" + literal + "%]+"]
+        self._pattern = re.compile("|".join(alternatives))
+        self._byte_escapes = [f"%{byte:02X}" for byte in range(256)]
+        if space_as_plus:
+            self._byte_escapes[0x20] = "+"
+        self._escape_fixes: dict[str, str] = {"%": "%25"}
+        for high in _HEX:
+            for low in _HEX:
+                byte = int(high + low, 16)
+                char = chr(byte)
+                if char in _UNRESERVED:
+                    fixed = char
+                elif byte == 0x20 and space_as_plus:
+                    fixed = "+"
+                else:
+                    fixed = "%" + (high + low).upper()
+                self._escape_fixes["%" + high + low] = fixed
+
+    def __call__(self, text: str) -> str:
+        return self._pattern.sub(self._fix, text)
+
+    def _fix(self, match: re.Match[str]) -> str:
+        found = match.group()
+        fixed = self._escape_fixes.get(found)
+        if fixed is not None:
+            return fixed
+        escapes = self._byte_escapes
+        return "".join([escapes[byte] for byte in found.encode("utf-8", "surrogatepass")])
+
+
+_normalize_path_encoding = _PercentNormalizer(_SUB_DELIMS + ":@/")
+_normalize_query_encoding = _PercentNormalizer(_SUB_DELIMS + ":@/?", space_as_plus=True)
+_normalize_user_encoding = _PercentNormalizer(_SUB_DELIMS)
+_normalize_password_encoding = _PercentNormalizer(_SUB_DELIMS + ":")
+
+
+@dataclass(frozen=True)
+class UrlRules:
+    """Options of URL canonicalization; the default is the documented rule set.
+
+    - ``strip_params``: glob patterns (``*``, ``?``, ``[seq]``, ``[!seq]``) of query
+      parameter names to remove, matched against the whole decoded name, ignoring case.
+      An entry written ``"example.com:ref"`` applies only to the host ``example.com`` and
+      its subdomains; entries without a colon apply everywhere.
+    - ``keep_params``: patterns, written the same way, of names never removed; they win
+      over ``strip_params``.
+    - ``lowercase_path``: lowercase the ASCII letters of the path.
+    - ``fold_https``: give ``http`` and ``https`` URLs the same canonical form, with the
+      ``https`` scheme.
+
+    Lists are accepted and stored as tuples. A value of the wrong type raises ``TypeError``,
+    a malformed entry (empty pattern, invalid domain) ``ValueError``.
+
+    >>> UrlRules(keep_params=["utm_id"]).describe()["keep_params"]
+    ['utm_id']
+    """
+
+    strip_params: tuple[str, ...] = DEFAULT_STRIP_PARAMS
+    keep_params: tuple[str, ...] = ()
+    lowercase_path: bool = False
+    fold_https: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("strip_params", "keep_params"):
+            entries = _as_entry_tuple(name, getattr(self, name))
+            object.__setattr__(self, name, entries)
+            for entry in entries:
+                _parse_param_entry(name, entry)
+        for name in ("lowercase_path", "fold_https"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be a bool, got {value!r}")
+
+    @classmethod
+    def from_options(cls, **options: Any) -> UrlRules:
+        """Build rules from keyword options named like the fields.
+
+        - lists are accepted wherever a tuple is expected;
+        - an unknown option raises ``TypeError`` naming it.
+
+        >>> UrlRules.from_options(keep_params=["ref"], fold_https=True).fold_https
+        True
+        """
+        known = {field.name for field in fields(cls)}
+        for name in options:
+            if name not in known:
+                raise TypeError(
+                    f"unknown URL canonicalization option {name!r}; "
+                    f"expected one of: {', '.join(sorted(known))}"
+                )
+        return cls(**options)
+
+    def describe(self) -> dict[str, object]:
+        """Describe the rules as JSON-serializable data, the signature of canonical forms.
+
+        - equal rules give equal descriptions, whatever the order, case or repetition of
+          pattern entries;
+        - any option that can change a canonical form changes the description, and so does
+          :data:`RULES_VERSION`.
+
+        >>> UrlRules(strip_params=["B", "a", "b"]).describe()["strip_params"]
+        ['a', 'b']
+        """
+        return {
+            "rules_version": RULES_VERSION,
+            "strip_params": _describe_entries("strip_params", self.strip_params),
+            "keep_params": _describe_entries("keep_params", self.keep_params),
+            "lowercase_path": self.lowercase_path,
+            "fold_https": self.fold_https,
+        }
+
+
+def _as_entry_tuple(option: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+        raise TypeError(f"{option} must be a list or tuple of strings, got {value!r}")
+    for entry in value:
+        if not isinstance(entry, str):
+            raise TypeError(f"{option} entries must be strings, got {entry!r}")
+    return tuple(value)
+
+
+def _parse_param_entry(option: str, entry: str) -> tuple[str, str]:
+    """Split a pattern entry into (canonical domain or "", lowercased glob)."""
+    domain, colon, glob = entry.strip().partition(":")
+    if not colon:
+        domain, glob = "", domain
+    glob = glob.strip()
+    if not glob:
+        raise ValueError(f"{option} entry {entry!r} has an empty parameter pattern")
+    if not colon:
+        return "", glob.lower()
+    canonical = _canonical_host(domain.strip(), None)
+    if canonical is None or canonical.startswith("["):
+        raise ValueError(
+            f"{option} entry {entry!r}: {domain!r} is not a valid domain; "
+            "write 'domain:pattern' or just 'pattern'"
+        )
+    return canonical, glob.lower()
+
+
+def _describe_entries(option: str, entries: tuple[str, ...]) -> list[str]:
+    described = set()
+    for entry in entries:
+        domain, glob = _parse_param_entry(option, entry)
+        described.add(f"{domain}:{glob}" if domain else glob)
+    return sorted(described)
+
+
+def _glob_to_regex(glob: str) -> str:
+    """Translate an fnmatch-style glob into a regular expression matching a whole name."""
+    parts: list[str] = []
+    index, length = 0, len(glob)
+    while index < length:
+        char = glob[index]
+        index += 1
+        if char == "*":
+            if not parts or parts[-1] != ".*":
+                parts.append(".*")
+        elif char == "?":
+            parts.append(".")
+        elif char == "[":
+            end = index
+            if glob[end : end + 1] == "!":
+                end += 1
+            if glob[end : end + 1] == "]":  # a "]" right after "[" or "[!" is literal
+                end += 1
+            end = glob.find("]", end)
+            if end < 0:
+                parts.append(re.escape(char))
+                continue
+            parts.append(_glob_class_to_regex(glob[index:end]))
+            index = end + 1
+        else:
+            parts.append(re.escape(char))
+    return "".join(parts)
+
+
+def _glob_class_to_regex(body: str) -> str:
+    negate = body.startswith("!")
+    if negate:
+        body = body[1:]
+    items = []
+    index = 0
+    while index < len(body):
+        if index + 2 < len(body) and body[index + 1] == "-":
+            low, high = body[index], body[index + 2]
+            if low <= high:
+                items.append(re.escape(low) + "-" + re.escape(high))
+            index += 3
+        else:
+            items.append(re.escape(body[index]))
+            index += 1
+    if not items:
+        return "[^\\s\\S]" if not negate else "."
+    return "[" + ("^" if negate else "") + "".join(items) + "]"
+
+
+class _NameMatcher:
+    """Tells whether a lowercased, decoded parameter name matches a set of globs."""
+
+    __slots__ = ("_literals", "_wildcards", "globs")
+
+    def __init__(self, globs: Iterable[str]) -> None:
+        self.globs = tuple(sorted(set(globs)))
+        self._literals = frozenset(glob for glob in self.globs if not _has_wildcard(glob))
+        wildcards = [glob for glob in self.globs if _has_wildcard(glob)]
+        self._wildcards = (
+            re.compile("|".join(f"(?:{_glob_to_regex(glob)})" for glob in wildcards), re.DOTALL)
+            if wildcards
+            else None
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.globs)
+
+    def matches(self, name: str) -> bool:
+        if name in self._literals:
+            return True
+        return self._wildcards is not None and self._wildcards.fullmatch(name) is not None
+
+
+def _has_wildcard(glob: str) -> bool:
+    return "*" in glob or "?" in glob or "[" in glob
+
+
+class _ParamFilter:
+    """Decides which query fields to strip, for the hosts it was built for."""
+
+    __slots__ = ("_decisions", "_keep", "_strip")
+
+    _MAX_DECISIONS = 4096
+
+    def __init__(self, strip: _NameMatcher, keep: _NameMatcher) -> None:
+        self._strip = strip
+        self._keep = keep
+        self._decisions: dict[str, bool] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._strip)
+
+    def strips(self, field: str) -> bool:
+        name = field.partition("=")[0]
+        decision = self._decisions.get(name)
+        if decision is None:
+            key = unquote_plus(name) if ("%" in name or "+" in name) else name
+            key = key.lower()
+            decision = self._strip.matches(key) and not self._keep.matches(key)
+            if len(self._decisions) >= self._MAX_DECISIONS:
+                self._decisions.clear()
+            self._decisions[name] = decision
+        return decision
+
+
+def _field_sort_key(field: str) -> tuple[str, str, str]:
+    return field.partition("=")
+
+
+class UrlCanonicalizer:
+    """Callable that turns a URL into its canonical form under some :class:`UrlRules`.
+
+    - everything is compiled once, in the constructor; calls only run the rules;
+    - it never raises on a ``str`` and is idempotent;
+    - :meth:`explain` names the rules that changed a URL.
+
+    >>> canonicalize = UrlCanonicalizer()
+    >>> canonicalize("HTTP://Example.COM:80/a/./b/?utm_source=x&b=2&a=1#top")
+    'http://example.com/a/b?a=1&b=2'
+    """
+
+    def __init__(self, rules: UrlRules | None = None) -> None:
+        self.rules = rules if rules is not None else UrlRules()
+        strip_globs: dict[str, list[str]] = {}
+        keep_globs: dict[str, list[str]] = {}
+        for option, entries, table in (
+            ("strip_params", self.rules.strip_params, strip_globs),
+            ("keep_params", self.rules.keep_params, keep_globs),
+        ):
+            for entry in entries:
+                domain, glob = _parse_param_entry(option, entry)
+                table.setdefault(domain, []).append(glob)
+        self._global_strip = strip_globs.pop("", [])
+        self._global_keep = keep_globs.pop("", [])
+        self._domain_strip = strip_globs
+        self._domain_keep = keep_globs
+        self._domains = frozenset(strip_globs) | frozenset(keep_globs)
+        self._default_filter = _ParamFilter(
+            _NameMatcher(self._global_strip), _NameMatcher(self._global_keep)
+        )
+        self._domain_filters: dict[tuple[str, ...], _ParamFilter] = {}
+        self._fold_https = self.rules.fold_https
+        self._lowercase_path = self.rules.lowercase_path
+        self._http_authorities: dict[str, tuple[str, str, str] | None] = {}
+        self._https_authorities: dict[str, tuple[str, str, str] | None] = {}
+
+    def __call__(self, url: str) -> str:
+        return self._canonicalize(url, None)
+
+    def explain(self, url: str) -> list[str]:
+        """Name the rules that changed ``url``, in the order of :data:`RULE_NAMES`.
+
+        >>> UrlCanonicalizer().explain("http://EXAMPLE.com/?utm_source=x&b=1&a=2")
+        ['lowercase-host', 'strip-tracking-params', 'sort-query']
+        """
+        trace: list[str] = []
+        self._canonicalize(url, trace)
+        return sorted(set(trace), key=_RULE_ORDER.__getitem__)
+
+    def _canonicalize(self, url: str, trace: list[str] | None) -> str:
+        text = url.strip(_SURROUNDING_JUNK)
+        if trace is not None and text != url:
+            trace.append("strip-whitespace")
+        cleaned = text if text.isprintable() else text.translate(_TAB_NEWLINE)
+        parts = _split_http_url(cleaned)
+        if parts is None:
+            return text
+        scheme, netloc, path, raw_query = parts
+        if trace is not None:
+            mark = len(trace)
+            authority = _canonical_authority(scheme, netloc, self._fold_https, trace)
+            if authority is None:
+                del trace[mark:]
+        else:
+            cache = self._http_authorities if scheme == "http" else self._https_authorities
+            try:
+                authority = cache[netloc]
+            except KeyError:
+                authority = _canonical_authority(scheme, netloc, self._fold_https, None)
+                if len(netloc) <= _AUTHORITY_CACHE_MAX_KEY:
+                    if len(cache) >= _AUTHORITY_CACHE_SIZE:
+                        cache.clear()
+                    cache[netloc] = authority
+        if authority is None:
+            return text
+        out_scheme, out_netloc, host = authority
+        path = self._canonical_path(path, trace)
+        query = self._canonical_query(raw_query, host, trace) if raw_query else ""
+        if trace is not None:
+            if cleaned != text:
+                trace.append("remove-tab-newline")
+            if not cleaned.startswith(scheme):
+                trace.append("lowercase-scheme")
+            if "#" in cleaned:
+                trace.append("drop-fragment")
+            if not raw_query and "?" in cleaned.partition("#")[0]:
+                trace.append("drop-empty-query")
+        if query:
+            return out_scheme + "://" + out_netloc + path + "?" + query
+        return out_scheme + "://" + out_netloc + path
+
+    def _canonical_path(self, path: str, trace: list[str] | None) -> str:
+        if not path:
+            if trace is not None:
+                trace.append("root-path")
+            return "/"
+        if not _CANONICAL_PATH.fullmatch(path):
+            original = path
+            path = _normalize_path_encoding(path)
+            if trace is not None and path != original:
+                trace.append("normalize-percent-encoding")
+        if ";" in path:
+            before = path
+            path = _SESSION_ID_PARAM.sub("", path)
+            if trace is not None and path != before:
+                trace.append("strip-session-id")
+        if "/." in path:
+            before = path
+            path = _remove_dot_segments(path)
+            if trace is not None and path != before:
+                trace.append("resolve-dot-segments")
+        if path[-1] == "/" and len(path) > 1:
+            path = path.rstrip("/") or "/"
+            if trace is not None:
+                trace.append("strip-trailing-slash")
+        if self._lowercase_path:
+            before = path
+            path = path.lower()
+            if "%" in path:
+                path = _LOWERCASE_ESCAPE.sub(_uppercase_match, path)
+            if trace is not None and path != before:
+                trace.append("lowercase-path")
+        return path
+
+    def _canonical_query(self, query: str, host: str, trace: list[str] | None) -> str:
+        if not _CANONICAL_QUERY.fullmatch(query):
+            normalized = _normalize_query_encoding(query)
+            if trace is not None and normalized != query:
+                trace.append("normalize-percent-encoding")
+            query = normalized
+        query_fields = query.split("&")
+        if "" in query_fields:
+            query_fields = [field for field in query_fields if field]
+            if trace is not None:
+                trace.append("drop-empty-query-fields")
+        param_filter = self._filter_for_host(host) if self._domains else self._default_filter
+        if param_filter and query_fields:
+            kept = [field for field in query_fields if not param_filter.strips(field)]
+            if len(kept) != len(query_fields):
+                query_fields = kept
+                if trace is not None:
+                    trace.append("strip-tracking-params")
+        if len(query_fields) > 1:
+            ordered = sorted(query_fields, key=_field_sort_key)
+            if trace is not None and ordered != query_fields:
+                trace.append("sort-query")
+            query_fields = ordered
+        return "&".join(query_fields)
+
+    def _filter_for_host(self, host: str) -> _ParamFilter:
+        matched = []
+        domain = host
+        while True:
+            if domain in self._domains:
+                matched.append(domain)
+            dot = domain.find(".")
+            if dot < 0:
+                break
+            domain = domain[dot + 1 :]
+        if not matched:
+            return self._default_filter
+        key = tuple(matched)
+        param_filter = self._domain_filters.get(key)
+        if param_filter is None:
+            strip = list(self._global_strip)
+            keep = list(self._global_keep)
+            for domain in key:
+                strip += self._domain_strip.get(domain, ())
+                keep += self._domain_keep.get(domain, ())
+            param_filter = _ParamFilter(_NameMatcher(strip), _NameMatcher(keep))
+            self._domain_filters[key] = param_filter
+        return param_filter
+
+
+def _uppercase_match(match: re.Match[str]) -> str:
+    return match.group().upper()
+
+
+def _remove_dot_segments(path: str) -> str:
+    """Resolve ``.`` and ``..`` segments of an absolute path (RFC 3986, section 5.2.4)."""
+    segments = path.split("/")
+    output: list[str] = []
+    for segment in segments[1:]:
+        if segment == "..":
+            if output:
+                output.pop()
+        elif segment != ".":
+            output.append(segment)
+    if segments[-1] in (".", ".."):
+        output.append("")
+    return "/" + "/".join(output)
+
+
+def _split_http_url(url: str) -> tuple[str, str, str, str] | None:
+    """Split an absolute http(s) URL into (scheme, authority, path, query).
+
+    Returns None for any other URL, and for one with an empty authority. The fragment is
+    dropped; the scheme is lowercased.
+    """
+    head = url[:8].lower()
+    if head.startswith("http://"):
+        scheme, start = "http", 7
+    elif head.startswith("https://"):
+        scheme, start = "https", 8
+    else:
+        return None
+    end = url.find("/", start)
+    authority = url[start:] if end < 0 else url[start:end]
+    if "?" in authority or "#" in authority:
+        found = _AUTHORITY_END.search(url, start)
+        end = found.start() if found else -1
+        authority = url[start:] if end < 0 else url[start:end]
+    if not authority:
+        return None
+    if end < 0:
+        return scheme, authority, "", ""
+    rest = url[end:]
+    fragment = rest.find("#")
+    if fragment >= 0:
+        rest = rest[:fragment]
+    query = rest.find("?")
+    if query < 0:
+        return scheme, authority, rest, ""
+    return scheme, authority, rest[:query], rest[query + 1 :]
+
+
+def _canonical_authority(
+    scheme: str, netloc: str, fold_https: bool, trace: list[str] | None
+) -> tuple[str, str, str] | None:
+    """Return (scheme, netloc, host) in canonical form, or None if the authority is invalid."""
+    userinfo, at, hostport = netloc.rpartition("@")
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        if end < 0:
+            return None
+        raw_host, port_part = hostport[: end + 1], hostport[end + 1 :]
+        if port_part and port_part[0] != ":":
+            return None
+    else:
+        raw_host, colon, port = hostport.partition(":")
+        port_part = colon + port
+    host = _canonical_host(raw_host, trace)
+    if host is None:
+        return None
+
+    out_scheme = "https" if fold_https else scheme
+    if trace is not None and out_scheme != scheme:
+        trace.append("fold-https")
+    port = port_part[1:]
+    if port:
+        if not (port.isascii() and port.isdigit()):
+            return None
+        significant = port.lstrip("0")
+        if len(significant) > 5 or int(significant or "0") > 65535:
+            return None
+        number = significant or "0"
+        if number in (_DEFAULT_PORTS[scheme], _DEFAULT_PORTS[out_scheme]):
+            port = ""
+            if trace is not None:
+                trace.append("drop-default-port")
+        else:
+            if trace is not None and number != port:
+                trace.append("normalize-port")
+            port = number
+    elif port_part and trace is not None:
+        trace.append("normalize-port")
+
+    netloc_out = host
+    if at:
+        raw_user, colon, raw_password = userinfo.partition(":")
+        user = _normalize_user_encoding(raw_user)
+        password = _normalize_password_encoding(raw_password)
+        if password:
+            netloc_out = user + ":" + password + "@" + host
+        elif user:
+            netloc_out = user + "@" + host
+        if trace is not None:
+            if (user, password) != (raw_user, raw_password):
+                trace.append("normalize-percent-encoding")
+            if not password and (colon or not user):
+                trace.append("drop-empty-userinfo")
+    if port:
+        netloc_out += ":" + port
+    return out_scheme, netloc_out, host
+
+
+def _canonical_host(raw_host: str, trace: list[str] | None) -> str | None:
+    """Return the canonical form of a host (name or bracketed IPv6), or None if invalid."""
+    if raw_host.startswith("["):
+        return _canonical_ipv6(raw_host, trace)
+    host = raw_host
+    if "%" in host:
+        try:
+            host = unquote(host, errors="strict")
+        except UnicodeDecodeError:
+            return None
+        if trace is not None and host != raw_host:
+            trace.append("decode-host")
+    lowered = host.lower()
+    if trace is not None and lowered != host:
+        trace.append("lowercase-host")
+    host = lowered
+    if host.endswith("."):
+        host = host.rstrip(".")
+        if trace is not None:
+            trace.append("strip-host-trailing-dot")
+    if not host.isascii():
+        encoded = _idna_encode(host)
+        if encoded is not None:
+            if trace is not None:
+                trace.append("idna-host")
+            host = encoded
+            if host.endswith("."):  # IDNA maps other full stops (such as U+3002) to "."
+                host = host.rstrip(".")
+                if trace is not None:
+                    trace.append("strip-host-trailing-dot")
+    if not host or _FORBIDDEN_HOST_CHAR.search(host):
+        return None
+    return host
+
+
+def _idna_encode(host: str) -> str | None:
+    """Punycode of a non-ASCII host, or None when neither IDNA 2008 nor 2003 accepts it."""
+    if len(host) > _IDNA_MAX_HOST:
+        return None
+    try:
+        return idna.encode(host, uts46=True).decode("ascii").lower()
+    except (UnicodeError, ValueError):
+        pass
+    try:
+        # IDNA 2003 still accepts some names browsers resolve (symbols, emoji).
+        return host.encode("idna").decode("ascii").lower()
+    except (UnicodeError, ValueError):
+        return None
+
+
+def _canonical_ipv6(raw_host: str, trace: list[str] | None) -> str | None:
+    literal = raw_host[1:-1] if raw_host.endswith("]") else ""
+    if not _IPV6_LITERAL_CHARS.fullmatch(literal):
+        return None
+    try:
+        address = ipaddress.IPv6Address(literal)
+    except ValueError:
+        return None
+    host = "[" + _format_ipv6(address.packed) + "]"
+    if trace is not None and host != raw_host:
+        trace.append("normalize-ipv6")
+    return host
+
+
+def _format_ipv6(packed: bytes) -> str:
+    """Write an IPv6 address as RFC 5952 recommends, without a dotted IPv4 tail."""
+    groups = [packed[index] << 8 | packed[index + 1] for index in range(0, 16, 2)]
+    best_start, best_length = -1, 1
+    index = 0
+    while index < 8:
+        if groups[index]:
+            index += 1
+            continue
+        start = index
+        while index < 8 and not groups[index]:
+            index += 1
+        if index - start > best_length:
+            best_start, best_length = start, index - start
+    texts = [format(group, "x") for group in groups]
+    if best_start < 0:
+        return ":".join(texts)
+    return ":".join(texts[:best_start]) + "::" + ":".join(texts[best_start + best_length :])
+
+
+@functools.lru_cache(maxsize=64)
+def _canonicalizer_for(options: tuple[tuple[str, object], ...]) -> UrlCanonicalizer:
+    return UrlCanonicalizer(UrlRules.from_options(**dict(options)))
+
+
+def _options_key(options: dict[str, Any]) -> tuple[tuple[str, object], ...]:
+    return tuple(
+        sorted(
+            (name, tuple(value) if isinstance(value, list) else value)
+            for name, value in options.items()
+        )
+    )
+
+
+def canonicalize_url(url: str, **options: Any) -> str:
+    """Return the canonical form of ``url`` (see the module documentation for the rules).
+
+    - ``options`` are those of :meth:`UrlRules.from_options`; the canonicalizer built for
+      each distinct set of options is cached;
+    - URLs other than absolute http(s) ones come back with only surrounding whitespace
+      removed;
+    - never raises on a ``str``; canonicalizing a canonical URL returns it unchanged.
+
+    >>> canonicalize_url("http://Example.com/docs/?b=2&a=1&fbclid=x")
+    'http://example.com/docs?a=1&b=2'
+    >>> canonicalize_url("http://example.com/", fold_https=True)
+    'https://example.com/'
+    """
+    if not options:
+        return _canonicalizer_for(())(url)
+    return _canonicalizer_for(_options_key(options))(url)

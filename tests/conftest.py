@@ -1,0 +1,147 @@
+"""Shared fixtures: the demo site served by a real HTTP server in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from crawler.demo.site import build_site
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from crawler.demo.site import DemoSite
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+READY_TIMEOUT = 20.0
+READY_LINE = re.compile(r"^READY (http://([^/:]+):(\d+)/)$")
+
+
+class DemoSiteProcess:
+    """``python -m crawler.demo.server`` in a subprocess, the way Scrapy's tests run mockserver.
+
+    ``start()`` waits for the ``READY <url>`` line (at most 20 s) and fails with the server's
+    output if it does not come; ``stop()`` terminates the process and waits for it.
+    """
+
+    def __init__(self, articles: int = 24, seed: int = 7, host_name: str = "localhost") -> None:
+        self.articles = articles
+        self.seed = seed
+        self.host_name = host_name
+        self.process: subprocess.Popen[str] | None = None
+        self.ready_line = ""
+        self.url = ""
+        self.port = 0
+
+    def start(self) -> None:
+        command = [
+            sys.executable,
+            "-m",
+            "crawler.demo.server",
+            "--port",
+            "0",
+            "--articles",
+            str(self.articles),
+            "--seed",
+            str(self.seed),
+            "--host-name",
+            self.host_name,
+        ]
+        self.process = subprocess.Popen(
+            command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True, env=_child_env()
+        )
+        assert self.process.stdout is not None
+        readable, _, _ = select.select([self.process.stdout], [], [], READY_TIMEOUT)
+        line = self.process.stdout.readline().rstrip("\n") if readable else ""
+        match = READY_LINE.match(line)
+        if match is None:
+            self.stop()
+            raise RuntimeError(f"demo server did not become ready, first line: {line!r}")
+        self.ready_line = line
+        self.url = match.group(1)
+        self.port = int(match.group(3))
+
+    def stop(self) -> int | None:
+        """Terminate the server; return its exit code."""
+        if self.process is None:
+            return None
+        self.process.terminate()
+        try:
+            code = self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.process = None
+        return code
+
+    def _control(self, endpoint: str) -> dict[str, Any]:
+        with urllib.request.urlopen(f"{self.url}__demo/{endpoint}", timeout=10) as response:
+            result: dict[str, Any] = json.load(response)
+            return result
+
+    def hits(self) -> dict[str, Any]:
+        """The server's request counts (``GET /__demo/hits``)."""
+        return self._control("hits")
+
+    def reset(self) -> None:
+        """Zero the server's request counts (``GET /__demo/reset``)."""
+        self._control("reset")
+
+    def model(self) -> DemoSite:
+        """The same site, built in this process, with the server's port in absolute links."""
+        return build_demo_model(self.port, articles=self.articles, seed=self.seed)
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def build_demo_model(port: int, articles: int = 24, seed: int = 7) -> DemoSite:
+    """Build the demo site model the server serves, for computing expectations in tests."""
+    return build_site(host="localhost", port=port, articles=articles, seed=seed)
+
+
+@pytest.fixture(scope="session")
+def demo_site_server() -> Iterator[DemoSiteProcess]:
+    """The default demo site (24 articles, seed 7) served by a subprocess for the session."""
+    server = DemoSiteProcess()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_site_model(demo_site_server: DemoSiteProcess) -> DemoSite:
+    """The model of the site ``demo_site_server`` serves, with the same port."""
+    return demo_site_server.model()
+
+
+@pytest.fixture
+def demo_site_process_factory() -> Iterator[Callable[..., DemoSiteProcess]]:
+    """Start extra demo server processes (``DemoSiteProcess`` options); stopped after the test."""
+    started: list[DemoSiteProcess] = []
+
+    def start(**options: Any) -> DemoSiteProcess:
+        process = DemoSiteProcess(**options)
+        started.append(process)
+        process.start()
+        return process
+
+    yield start
+    for process in started:
+        process.stop()

@@ -1,0 +1,309 @@
+from __future__ import annotations
+
+import logging
+
+import pytest
+from scrapy import Request, Spider
+from scrapy.core.scheduler import Scheduler
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from crawler import signals as dedup_signals
+from crawler.dupefilters import META_KEY, URLDupeFilter
+from crawler.persistence import StateFileError
+
+BACKENDS = ["bloom", "memory"]
+
+
+class NamedSpider(Spider):
+    name = "named"
+
+
+def make_dupefilter(settings: dict | None = None) -> URLDupeFilter:
+    crawler = get_crawler(NamedSpider, {"DEDUP_URL_CAPACITY": 10_000, **(settings or {})})
+    crawler.spider = crawler._create_spider()
+    return build_from_crawler(URLDupeFilter, crawler)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return request.param
+
+
+def test_from_crawler_with_scheduler(backend):
+    crawler = get_crawler(
+        NamedSpider,
+        {
+            "DUPEFILTER_CLASS": URLDupeFilter,
+            "DUPEFILTER_DEBUG": True,
+            "DEDUP_URL_BACKEND": backend,
+            "DEDUP_URL_CAPACITY": 1000,
+        },
+    )
+    scheduler = Scheduler.from_crawler(crawler)
+    assert isinstance(scheduler.df, URLDupeFilter)
+    assert scheduler.df.debug
+    assert scheduler.df.seen_kind == backend
+
+
+def test_filter(backend):
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": backend})
+    dupefilter.open()
+    assert not dupefilter.request_seen(Request("http://scrapytest.org/1"))
+    assert dupefilter.request_seen(Request("http://scrapytest.org/1"))
+    assert not dupefilter.request_seen(Request("http://scrapytest.org/2"))
+    # canonical variants of a seen URL are seen
+    assert dupefilter.request_seen(Request("HTTP://ScrapyTest.org:80/2/?utm_source=x#top"))
+    # method and body make a request different
+    assert not dupefilter.request_seen(Request("http://scrapytest.org/1", method="HEAD"))
+    post = Request("http://scrapytest.org/1", method="POST", body=b"a=1")
+    assert not dupefilter.request_seen(post)
+    assert dupefilter.request_seen(post.replace())
+    assert not dupefilter.request_seen(post.replace(body=b"a=2"))
+    dupefilter.close("finished")
+
+
+def test_state_dir_persists_across_instances(tmp_path, backend):
+    settings = {"DEDUP_URL_BACKEND": backend, "JOBDIR": str(tmp_path)}
+    first = make_dupefilter(settings)
+    first.open()
+    assert not first.request_seen(Request("http://scrapytest.org/1"))
+    first.close("finished")
+
+    second = make_dupefilter(settings)
+    second.open()
+    assert second.request_seen(Request("http://scrapytest.org/1/"))
+    assert not second.request_seen(Request("http://scrapytest.org/2"))
+    second.close("finished")
+    assert (tmp_path / "seen-urls.snapshot").exists()
+
+
+def test_dedup_state_dir_wins_over_jobdir(tmp_path):
+    dupefilter = make_dupefilter(
+        {"JOBDIR": str(tmp_path / "job"), "DEDUP_STATE_DIR": str(tmp_path / "state")}
+    )
+    dupefilter.open()
+    dupefilter.close("finished")
+    assert (tmp_path / "state" / "seen-urls.snapshot").exists()
+    assert not (tmp_path / "job" / "seen-urls.snapshot").exists()
+
+
+def test_killed_process_loses_no_seen_url(tmp_path, backend):
+    settings = {"DEDUP_URL_BACKEND": backend, "DEDUP_STATE_DIR": str(tmp_path)}
+    first = make_dupefilter(settings)
+    first.open()
+    for i in range(50):
+        first.request_seen(Request(f"http://scrapytest.org/{i}"))
+    # no close(): the journal alone must carry the 50 URLs
+    second = make_dupefilter(settings)
+    second.open()
+    assert all(second.request_seen(Request(f"http://scrapytest.org/{i}")) for i in range(50))
+
+
+def test_state_written_with_other_rules_stops_the_crawl(tmp_path):
+    first = make_dupefilter({"DEDUP_STATE_DIR": str(tmp_path)})
+    first.open()
+    first.close("finished")
+    other = make_dupefilter({"DEDUP_STATE_DIR": str(tmp_path), "DEDUP_URL_LOWERCASE_PATH": True})
+    with pytest.raises(StateFileError, match="DEDUP_URL_LOWERCASE_PATH: False -> True"):
+        other.open()
+    resized = make_dupefilter({"DEDUP_STATE_DIR": str(tmp_path), "DEDUP_URL_CAPACITY": 20_000})
+    with pytest.raises(StateFileError, match="DEDUP_URL_CAPACITY: 10000 -> 20000"):
+        resized.open()
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"DEDUP_URL_BACKEND": "sqlite"}, "DEDUP_URL_BACKEND='sqlite' is not a URL store"),
+        ({"DEDUP_URL_CAPACITY": 0}, "DEDUP_URL_CAPACITY=0 must be a positive"),
+        ({"DEDUP_URL_ERROR_RATE": 2}, "DEDUP_URL_ERROR_RATE=2.0 must be a probability"),
+    ],
+)
+def test_bad_settings_name_the_setting(settings, message):
+    with pytest.raises(ValueError, match=message):
+        make_dupefilter(settings)
+
+
+def test_memory_only_is_said_once_at_info(caplog):
+    with caplog.at_level(logging.INFO, logger="crawler.dupefilters"):
+        make_dupefilter()
+    assert [r.getMessage() for r in caplog.records if "memory only" in r.getMessage()] == [
+        "URL dedup (bloom) keeps its state in memory only: set DEDUP_STATE_DIR or "
+        "JOBDIR to persist it across runs"
+    ]
+
+
+def test_log_once(caplog, backend):
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": backend})
+    spider = dupefilter.crawler.spider
+    dupefilter.open()
+    request = Request("http://scrapytest.org/index.html")
+    dupefilter.request_seen(request)
+    with caplog.at_level(logging.DEBUG, logger="crawler.dupefilters"):
+        for _ in range(2):
+            assert dupefilter.request_seen(request)
+            dupefilter.log(request, spider)
+    assert caplog.record_tuples == [
+        (
+            "crawler.dupefilters",
+            logging.DEBUG,
+            "Filtered duplicate request: <GET http://scrapytest.org/index.html> - no more"
+            " duplicates will be shown (see DUPEFILTER_DEBUG to show all duplicates)",
+        )
+    ]
+    assert dupefilter.crawler.stats.get_value("dupefilter/filtered") == 2
+    assert dupefilter.crawler.stats.get_value("dedup/url/filtered/repeat") == 2
+
+
+def test_log_debug_with_referer(caplog, backend):
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": backend, "DUPEFILTER_DEBUG": True})
+    spider = dupefilter.crawler.spider
+    dupefilter.open()
+    first = Request("http://scrapytest.org/index.html")
+    second = Request(
+        "http://scrapytest.org/index.html?utm_source=feed",
+        headers={"Referer": "http://scrapytest.org/INDEX.html"},
+    )
+    dupefilter.request_seen(first)
+    with caplog.at_level(logging.DEBUG, logger="crawler.dupefilters"):
+        for request in (first, second):
+            assert dupefilter.request_seen(request)
+            dupefilter.log(request, spider)
+    assert [message for _, _, message in caplog.record_tuples] == [
+        "Filtered duplicate request: <GET http://scrapytest.org/index.html> (referer: None)",
+        "Filtered duplicate request: <GET http://scrapytest.org/index.html?utm_source=feed>"
+        " (referer: http://scrapytest.org/INDEX.html)",
+    ]
+    stats = dupefilter.crawler.stats
+    assert stats.get_value("dupefilter/filtered") == 2
+    assert stats.get_value("dedup/url/filtered/repeat") == 1
+    assert stats.get_value("dedup/url/filtered/strip-tracking-params") == 1
+
+
+def test_stats_and_summary_at_close(caplog, backend):
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": backend})
+    spider = dupefilter.crawler.spider
+    dupefilter.open()
+    for url in ("http://a.test/x", "http://a.test/y", "http://a.test/x#top"):
+        request = Request(url)
+        if dupefilter.request_seen(request):
+            dupefilter.log(request, spider)
+    with caplog.at_level(logging.INFO, logger="crawler.dupefilters"):
+        dupefilter.close("finished")
+    stats = dupefilter.crawler.stats
+    assert stats.get_value("dedup/url/new") == 2
+    assert stats.get_value(f"dedup/{backend}/entries") == 2
+    summary = caplog.records[-1].getMessage()
+    assert summary.startswith(
+        "URL dedup: 1 requests filtered (drop-fragment: 1), 2 new URLs; "
+        f"{backend} store holds 2 URLs"
+    )
+    if backend == "bloom":
+        assert stats.get_value("dedup/bloom/fill_ratio") == pytest.approx(2 / 10_000)
+        assert "0.0% of capacity, estimated false-positive rate" in summary
+
+
+def test_bloom_warns_once_when_nearly_full(caplog):
+    dupefilter = make_dupefilter({"DEDUP_URL_CAPACITY": 1000})
+    dupefilter.open()
+    with caplog.at_level(logging.WARNING, logger="crawler.dupefilters"):
+        for i in range(2500):
+            dupefilter.request_seen(Request(f"http://a.test/{i}"))
+        dupefilter.close("finished")
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2
+    assert "of DEDUP_URL_CAPACITY" in warnings[0]
+    assert "outgrew DEDUP_URL_CAPACITY" in warnings[1]
+
+
+def test_redirect_to_the_same_canonical_page_is_followed(backend):
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": backend})
+    dupefilter.open()
+    source = Request("http://a.test/docs")
+    assert not dupefilter.request_seen(source)
+    # what RedirectMiddleware builds for "301 Location: /docs/"
+    target = source.replace(url="http://a.test/docs/")
+    target.meta["redirect_urls"] = [source.url]
+    assert not dupefilter.request_seen(target)
+    assert dupefilter.crawler.stats.get_value("dedup/url/redirect_same_page") == 1
+    # a link to either form is still a duplicate
+    assert dupefilter.request_seen(Request("http://a.test/docs/"))
+    assert dupefilter.request_seen(Request("http://a.test/docs"))
+
+
+def test_redirect_to_a_seen_page_is_filtered(backend):
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": backend})
+    dupefilter.open()
+    assert not dupefilter.request_seen(Request("http://a.test/"))
+    source = Request("http://a.test/old-home")
+    assert not dupefilter.request_seen(source)
+    target = source.replace(url="http://a.test/")
+    target.meta["redirect_urls"] = [source.url]
+    assert dupefilter.request_seen(target)
+
+
+def test_copied_meta_does_not_bypass_the_filter(backend):
+    """A spider passing meta=response.meta to a request for the same URL."""
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": backend})
+    dupefilter.open()
+    first = Request("http://a.test/page")
+    assert not dupefilter.request_seen(first)
+    again = Request("http://a.test/page", meta=dict(first.meta))
+    assert dupefilter.request_seen(again)
+
+
+def test_unfinished_requests_are_resumed_after_a_kill(tmp_path):
+    settings = {"DEDUP_STATE_DIR": str(tmp_path)}
+    first = make_dupefilter(settings)
+    first.open()
+    requests = [
+        Request(f"http://a.test/{i}", callback=first.crawler.spider.parse) for i in range(3)
+    ]
+    for request in requests:
+        assert not first.request_seen(request)
+    first.crawler.signals.send_catch_log(dedup_signals.request_finished, request=requests[1])
+    # killed here: no close()
+
+    second = make_dupefilter(settings)
+    second.open()
+    assert [r.url for r in _resumed(second)] == ["http://a.test/0", "http://a.test/2"]
+
+
+def _resumed(dupefilter: URLDupeFilter) -> list[Request]:
+    from crawler.frontier import Frontier
+
+    assert dupefilter.frontier is not None
+    scheduled: list[Request] = []
+
+    class Engine:
+        def crawl(self, request: Request) -> None:
+            scheduled.append(request)
+
+    dupefilter.crawler.engine = Engine()  # type: ignore[assignment]
+    dupefilter._schedule_unfinished(dupefilter.crawler.spider)
+    assert isinstance(dupefilter.frontier, Frontier)
+    # resumed requests pass the filter once, then are duplicates again
+    for request in scheduled:
+        assert not dupefilter.request_seen(request)
+        assert dupefilter.request_seen(request.replace())
+    return scheduled
+
+
+def test_finished_crawl_resumes_nothing(tmp_path):
+    settings = {"DEDUP_STATE_DIR": str(tmp_path)}
+    first = make_dupefilter(settings)
+    first.open()
+    first.request_seen(Request("http://a.test/0"))
+    first.close("finished")
+    second = make_dupefilter(settings)
+    second.open()
+    assert second._pending_requests == []
+
+
+def test_request_key_is_kept_in_meta(backend):
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": backend})
+    dupefilter.open()
+    request = Request("http://a.test/x")
+    dupefilter.request_seen(request)
+    assert len(request.meta[META_KEY]) == 16
