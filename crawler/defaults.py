@@ -10,18 +10,12 @@ from __future__ import annotations
 
 from crawler.tracking_params import DEFAULT_STRIP_PARAMS
 
-#: Write one JSON line per filtered request or dropped item to this file.
-DEDUP_AUDIT_FILE: str | None = None
-
 #: Periodically snapshot the local seen-URL store after this many new URLs.
 DEDUP_SNAPSHOT_EVERY = 100_000
 
 #: Where local state (seen URLs, crash-safe frontier) persists; ``None``
 #: means ``JOBDIR`` when set, else memory only.
 DEDUP_STATE_DIR: str | None = None
-
-#: Treat ``http://`` and ``https://`` forms of a URL as the same URL.
-DEDUP_URL_FOLD_HTTPS = False
 
 #: Seen-URL store: ``bloom`` (local, persisted), ``memory`` (local, exact).
 DEDUP_URL_BACKEND = "bloom"
@@ -31,6 +25,9 @@ DEDUP_URL_CAPACITY = 10_000_000
 
 #: Target false-positive rate of the Bloom filter (a false positive is a lost page).
 DEDUP_URL_ERROR_RATE = 0.001
+
+#: Treat ``http://`` and ``https://`` forms of a URL as the same URL.
+DEDUP_URL_FOLD_HTTPS = False
 
 #: Query parameters never stripped (glob patterns; ``"host:pattern"`` for one site).
 DEDUP_URL_KEEP_PARAMS: list[str] = []

@@ -30,7 +30,6 @@ STOCK_SETTINGS = {
 
 class Command(ScrapyCommand):
     requires_project = True
-    default_settings = {"LOG_LEVEL": "WARNING"}
 
     def short_desc(self) -> str:
         return "Crawl a generated local demo site with and without dedup, and compare"
@@ -40,6 +39,12 @@ class Command(ScrapyCommand):
         parser.add_argument(
             "--articles", type=int, default=24, help="articles on the demo site (default: 24)"
         )
+
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        assert self.settings is not None
+        if not opts.loglevel:  # the crawls' own logs would bury the comparison
+            self.settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.crawler_process is not None
@@ -77,6 +82,16 @@ def report(
 ) -> str:
     """The comparison table the demo prints."""
     rows = [
+        (
+            "requests built from links",
+            stock_stats.get("scheduler/enqueued", 0) + stock_stats.get("dupefilter/filtered", 0),
+            dedup_stats.get("scheduler/enqueued", 0) + dedup_stats.get("dupefilter/filtered", 0),
+        ),
+        (
+            "requests filtered before download",
+            stock_stats.get("dupefilter/filtered", 0),
+            dedup_stats.get("dupefilter/filtered", 0),
+        ),
         ("downloads (requests the server answered)", stock_hits["total"], dedup_hits["total"]),
         (
             "distinct pages and files downloaded",
@@ -87,11 +102,6 @@ def report(
             "downloads of an already downloaded page",
             _repeats(stock_hits),
             _repeats(dedup_hits),
-        ),
-        (
-            "requests filtered before download",
-            stock_stats.get("dupefilter/filtered", 0),
-            dedup_stats.get("dupefilter/filtered", 0),
         ),
         (
             "items scraped",
@@ -112,7 +122,10 @@ def report(
         key=lambda item: -item[1],
     )
     lines.append("")
-    lines.append("Why dedup filtered requests (rules that changed the filtered URL):")
+    lines.append(
+        "Why dedup filtered requests: the rules that changed the filtered URL"
+        " (a URL can count under several; 'repeat': the same URL again):"
+    )
     lines += [f"  {rule:<28} {count:>5}" for rule, count in reasons]
     saved = stock_hits["total"] - dedup_hits["total"]
     lines.append("")

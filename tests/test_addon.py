@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from scrapy import Spider
+from scrapy.utils.test import get_crawler
+
+from crawler import defaults
+from crawler.addon import DedupAddon
+from crawler.dupefilters import URLDupeFilter
+from crawler.middlewares import FrontierMiddleware
+
+ADDONS = {"ADDONS": {DedupAddon: 0}}
+
+
+class NamedSpider(Spider):
+    name = "named"
+
+
+def applied_settings(settings: dict):
+    crawler = get_crawler(NamedSpider, {**ADDONS, **settings})
+    crawler._apply_settings()
+    return crawler.settings
+
+
+def test_addon_enables_both_components_and_all_defaults():
+    settings = applied_settings({})
+    assert settings["DUPEFILTER_CLASS"] == "crawler.dupefilters.URLDupeFilter"
+    assert settings.getdict("SPIDER_MIDDLEWARES")[FrontierMiddleware] == 25
+    assert settings.getdict("DOWNLOADER_MIDDLEWARES")[FrontierMiddleware] == 25
+    names = [name for name in dir(defaults) if name.startswith("DEDUP_")]
+    assert names
+    for name in names:
+        assert settings[name] == getattr(defaults, name)
+        assert settings.getpriority(name) == 15  # "addon"
+
+
+def test_project_settings_win_over_the_addon():
+    settings = applied_settings(
+        {
+            "DEDUP_URL_BACKEND": "memory",
+            "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
+            "SPIDER_MIDDLEWARES": {"crawler.middlewares.FrontierMiddleware": 10},
+        }
+    )
+    assert settings["DEDUP_URL_BACKEND"] == "memory"
+    assert settings["DUPEFILTER_CLASS"] == "scrapy.dupefilters.RFPDupeFilter"
+    assert settings.getdict("SPIDER_MIDDLEWARES") == {"crawler.middlewares.FrontierMiddleware": 10}
+
+
+def test_addon_dupefilter_is_built_from_those_settings():
+    crawler = get_crawler(NamedSpider, {**ADDONS, "DEDUP_URL_BACKEND": "memory"})
+    crawler._apply_settings()
+    dupefilter = URLDupeFilter.from_crawler(crawler)
+    assert dupefilter.seen_kind == "memory"
+
+
+def test_defaults_module_is_alphabetical():
+    names = [name for name in vars(defaults) if name.startswith("DEDUP_")]
+    assert names == sorted(names)

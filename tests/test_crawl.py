@@ -1,0 +1,133 @@
+"""Real crawls of the demo site with the extension on, counted at the server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+
+from tests.conftest import REPO_ROOT, _child_env
+from tests.test_site_spider import predict_stock_crawl
+
+QUICK = ["-s", "CONCURRENT_REQUESTS=8", "-s", "LOG_LEVEL=INFO"]
+
+
+def broken_pages(site) -> set[str]:
+    """Distinct missing pages linked from the site, by path without trailing slash."""
+    missing = set()
+    for resource in site.resources:
+        for href in site.links_on(resource):
+            url = urljoin(site.url(resource), href)
+            parts = urlsplit(url)
+            if parts.hostname != site.host:
+                continue
+            target = parts.path + (f"?{parts.query}" if parts.query else "")
+            if site.resolve(target).status == 404:
+                missing.add(parts.path.split(";")[0].rstrip("/"))
+    return missing
+
+
+@pytest.fixture(scope="module")
+def dedup_crawl(demo_site_server, tmp_path_factory):
+    demo_site_server.reset()
+    state_dir = tmp_path_factory.mktemp("state")
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "site",
+        "-a",
+        f"url={demo_site_server.url}",
+        "-s",
+        f"DEDUP_STATE_DIR={state_dir}",
+        *QUICK,
+    ]
+    completed = subprocess.run(
+        command,
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    hits = demo_site_server.hits()
+    demo_site_server.reset()
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return hits, completed.stderr, state_dir
+
+
+def test_each_page_is_downloaded_once(dedup_crawl, demo_site_model):
+    hits, _, _ = dedup_crawl
+    assert set(hits["by_resource"]) == demo_site_model.resources
+    assert set(hits["by_resource"].values()) == {1}
+    assert hits["by_status"].get("404") == len(broken_pages(demo_site_model)) == 2
+    redirects = hits["by_status"].get("301", 0)
+    assert redirects <= len(demo_site_model.redirects)
+    assert hits["total"] == len(demo_site_model.resources) + redirects + 2
+
+
+def test_stock_scrapy_downloads_more(dedup_crawl, demo_site_model):
+    hits, _, _ = dedup_crawl
+    stock = predict_stock_crawl(demo_site_model)  # checked against a real crawl in test_site_spider
+    stock_by_resource: dict[str, int] = {}
+    for url in stock.downloads:
+        parts = urlsplit(url)
+        resolution = demo_site_model.resolve(
+            parts.path + (f"?{parts.query}" if parts.query else "")
+        )
+        if resolution.resource_id is not None:
+            stock_by_resource[resolution.resource_id] = (
+                stock_by_resource.get(resolution.resource_id, 0) + 1
+            )
+    stock_repeats = sum(count - 1 for count in stock_by_resource.values())
+    assert set(stock_by_resource) == set(hits["by_resource"])
+    # on the default site, stock Scrapy downloads 110 times, 54 of them a page it already had
+    assert (len(stock.downloads), stock_repeats) == (110, 54)
+    assert len(stock.downloads) - hits["total"] == 56
+
+
+def test_redirect_to_the_same_page_is_followed(dedup_crawl):
+    hits, _, _ = dedup_crawl
+    # /docs -> /docs/ and /guides -> /guides/ canonicalize to their own source; whichever
+    # spelling the crawl met first, the page itself was downloaded
+    assert hits["by_resource"]["/docs/"] == 1
+    assert hits["by_resource"]["/guides/"] == 1
+
+
+def test_close_summary_and_state_files(dedup_crawl):
+    _, log, state_dir = dedup_crawl
+    summary = [line for line in log.splitlines() if "URL dedup: " in line]
+    assert len(summary) == 1
+    assert "requests filtered (repeat:" in summary[0]
+    assert "bloom store holds" in summary[0]
+    assert sorted(path.name for path in state_dir.iterdir()) == [
+        "frontier.journal",
+        "seen-urls.journal",
+        "seen-urls.snapshot",
+    ]
+
+
+def test_demo_command_compares_with_stock_scrapy():
+    completed = subprocess.run(
+        [sys.executable, "-m", "scrapy", "demo"],
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    rows = {
+        line[:42].strip(): line[42:].split()
+        for line in completed.stdout.splitlines()
+        if line[:42].strip() and len(line[42:].split()) == 2
+    }
+    assert rows["downloads (requests the server answered)"] == ["110", "54"]
+    assert rows["distinct pages and files downloaded"] == ["51", "51"]
+    assert rows["downloads of an already downloaded page"] == ["54", "0"]
+    assert "Dedup saved 56 of 110 downloads (51%)." in completed.stdout
