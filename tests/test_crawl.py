@@ -90,14 +90,6 @@ def test_stock_scrapy_downloads_more(dedup_crawl, demo_site_model):
     assert len(stock.downloads) - hits["total"] == 56
 
 
-def test_redirect_to_the_same_page_is_followed(dedup_crawl):
-    hits, _, _ = dedup_crawl
-    # /docs -> /docs/ and /guides -> /guides/ canonicalize to their own source; whichever
-    # spelling the crawl met first, the page itself was downloaded
-    assert hits["by_resource"]["/docs/"] == 1
-    assert hits["by_resource"]["/guides/"] == 1
-
-
 def test_close_summary_and_state_files(dedup_crawl):
     _, log, state_dir = dedup_crawl
     summary = [line for line in log.splitlines() if "URL dedup: " in line]
@@ -131,3 +123,35 @@ def test_demo_command_compares_with_stock_scrapy():
     assert rows["distinct pages and files downloaded"] == ["51", "51"]
     assert rows["downloads of an already downloaded page"] == ["54", "0"]
     assert "Dedup saved 56 of 110 downloads (51%)." in completed.stdout
+
+
+@pytest.mark.parametrize("start", ["docs", "guides"])
+def test_crawl_starting_at_a_redirect_to_the_same_page(demo_site_process_factory, start):
+    """``/docs`` answers ``301 Location: /docs/``: both have one canonical URL, and the
+    redirect must be followed rather than filtered as already seen."""
+    server = demo_site_process_factory()
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "site",
+        "-a",
+        f"url={server.url}{start}",
+        *QUICK,
+    ]
+    completed = subprocess.run(
+        command,
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    hits = server.hits()
+    assert hits["by_target"][f"/{start}"] == 1
+    assert hits["by_resource"][f"/{start}/"] == 1
+    assert "'dedup/url/redirect_same_page': 1" in completed.stderr
+    assert set(hits["by_resource"].values()) == {1}
