@@ -146,6 +146,7 @@ class URLDupeFilter(BaseDupeFilter):
         self._fill_warned = False
         self._growth_warned = False
         self._opened = False
+        self._ready = False
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
 
     @classmethod
@@ -207,6 +208,7 @@ class URLDupeFilter(BaseDupeFilter):
                 self.crawler.signals.connect(
                     self._schedule_unfinished, signal=scrapy_signals.spider_opened
                 )
+        self._ready = True
 
     def _schedule_unfinished(self, spider: Spider) -> None:
         assert self.crawler.engine is not None
@@ -224,6 +226,8 @@ class URLDupeFilter(BaseDupeFilter):
         self._pending_requests = []
 
     def close(self, reason: str) -> None:
+        if not self._ready:
+            return  # open() failed: leave the state directory as it was
         self._update_store_stats()
         if isinstance(self.seen, JournaledSeenStore):
             self.seen.close()

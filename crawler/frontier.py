@@ -78,6 +78,8 @@ class Frontier:
         queue saved on disk is marked, so that the next start leaves those
         requests to the queue.
         """
+        if not self.journal.is_open:
+            return
         if crawl_finished:
             self.journal.restart()
         elif queue_persisted:

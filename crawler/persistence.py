@@ -237,6 +237,10 @@ class Journal:
         header = {"format": FORMAT_VERSION, "kind": self.kind, "signature": self.signature}
         replace_atomically(self.path, _encode_header(_JOURNAL_MAGIC, header))
 
+    @property
+    def is_open(self) -> bool:
+        return self._fd is not None
+
     def append(self, record: bytes) -> None:
         """Append one record; it survives a kill of the process once this returns."""
         assert self._fd is not None, "Journal.open() must run first"

@@ -112,6 +112,20 @@ def test_state_written_with_other_rules_stops_the_crawl(tmp_path):
         resized.open()
 
 
+def test_failed_open_leaves_the_state_dir_untouched(tmp_path):
+    """Scrapy still calls close() after open() raised: it must not rewrite the state."""
+    first = make_dupefilter({"DEDUP_STATE_DIR": str(tmp_path)})
+    first.open()
+    first.request_seen(Request("http://scrapytest.org/1"))
+    first.close("finished")
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    other = make_dupefilter({"DEDUP_STATE_DIR": str(tmp_path), "DEDUP_URL_LOWERCASE_PATH": True})
+    with pytest.raises(StateFileError):
+        other.open()
+    other.close("shutdown")
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
 @pytest.mark.parametrize(
     ("settings", "message"),
     [

@@ -104,6 +104,10 @@ class JournaledSeenStore:
         self._since_snapshot = 0
 
     def close(self) -> None:
+        """Snapshot and close; does nothing unless :meth:`open` succeeded, so
+        that state that failed to load is never overwritten."""
+        if not self.journal.is_open:
+            return
         self.snapshot()
         self.journal.close()
 
