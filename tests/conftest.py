@@ -6,8 +6,11 @@ import json
 import os
 import re
 import select
+import shutil
+import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -145,3 +148,110 @@ def demo_site_process_factory() -> Iterator[Callable[..., DemoSiteProcess]]:
     yield start
     for process in started:
         process.stop()
+
+
+# -- a real redis-server ---------------------------------------------------------------------
+
+
+class RedisServerProcess:
+    """``redis-server`` on a free 127.0.0.1 port, no persistence unless asked."""
+
+    def __init__(self, directory: Path, *, appendonly: bool = False) -> None:
+        self.directory = directory
+        self.appendonly = appendonly
+        self.port = _free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        command = [
+            "redis-server",
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.directory),
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--appendfsync",
+            "always",
+        ]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"redis-server did not start on port {self.port}")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _require_redis_server() -> None:
+    if shutil.which("redis-server") is None:
+        message = "redis-server is not installed (Debian package redis-server)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServerProcess]:
+    """A fresh, empty redis-server for one test."""
+    _require_redis_server()
+    server = RedisServerProcess(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_server_factory(tmp_path: Path) -> Iterator[Callable[..., RedisServerProcess]]:
+    """Start redis-servers with options (``appendonly=True``); stopped after the test."""
+    _require_redis_server()
+    started: list[RedisServerProcess] = []
+
+    def start(**options: Any) -> RedisServerProcess:
+        server = RedisServerProcess(tmp_path / f"redis-{len(started)}", **options)
+        server.directory.mkdir()
+        started.append(server)
+        server.start()
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

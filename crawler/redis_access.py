@@ -1,0 +1,195 @@
+"""Redis access shared by every Redis-backed store.
+
+One place for: which server (settings to URL and client parameters, the way
+scrapy-redis users already write them), connecting with a ping that fails
+loudly, retrying with backoff when the server goes away, the rules signature
+stored next to the data, and Lua scripts loaded once and called by SHA.
+
+``redis`` is imported only when a connection is made.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from crawler.persistence import signature_difference
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    import redis
+    from redis.commands.core import Script
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
+
+_T = TypeVar("_T")
+
+
+class RedisUnavailable(Exception):
+    """Redis could not be reached, or stopped answering, after the retries."""
+
+
+class RedisSignatureMismatch(Exception):
+    """The shared data was built with other rules than this worker's."""
+
+
+def redis_url_from_settings(settings: Any) -> str:
+    """``DEDUP_REDIS_URL``, else ``REDIS_URL``, else ``REDIS_HOST``/``REDIS_PORT``
+    (scrapy-redis's settings), else :data:`DEFAULT_REDIS_URL`."""
+    url = settings.get("DEDUP_REDIS_URL") or settings.get("REDIS_URL")
+    if url:
+        return str(url)
+    host = settings.get("REDIS_HOST")
+    if host:
+        port = settings.getint("REDIS_PORT", 6379)
+        return f"redis://{host}:{port}"
+    return DEFAULT_REDIS_URL
+
+
+def redis_params_from_settings(settings: Any) -> dict[str, Any]:
+    """Client keyword arguments from ``REDIS_PARAMS``; replies stay bytes."""
+    params = {"socket_timeout": 10, "socket_connect_timeout": 10}
+    params.update(settings.getdict("REDIS_PARAMS"))
+    for text_option in ("encoding", "decode_responses", "redis_cls"):
+        params.pop(text_option, None)
+    return params
+
+
+def redact(url: str) -> str:
+    """*url* without its password, for logs and errors.
+
+    >>> redact("rediss://user:secret@cache.example:6380/0")
+    'rediss://user:***@cache.example:6380/0'
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    userinfo = f"{parts.username}:***" if parts.username else ":***"
+    host = parts.hostname or ""
+    netloc = f"{userinfo}@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+class RedisConnection:
+    """A Redis client with retries, a failure count, and signature checks.
+
+    * :meth:`open` connects and pings; an unreachable server raises
+      :class:`RedisUnavailable` naming the URL (never the password);
+    * :meth:`call` runs one command, retrying connection errors and timeouts
+      *retries* times with exponential backoff from *backoff* seconds, logging
+      each retry, then raises :class:`RedisUnavailable`;
+    * :meth:`script` registers a Lua script once; calls go by SHA (redis-py
+      loads the script again by itself if the server lost it).
+    """
+
+    def __init__(
+        self,
+        url: str = DEFAULT_REDIS_URL,
+        params: Mapping[str, Any] | None = None,
+        *,
+        retries: int = 3,
+        backoff: float = 0.2,
+    ) -> None:
+        self.url = url
+        self.params = dict(params or {})
+        self.retries = retries
+        self.backoff = backoff
+        self.retried = 0
+        self.failures = 0
+        self._client: redis.Redis | None = None
+        self._scripts: dict[str, Script] = {}
+
+    @property
+    def client(self) -> redis.Redis:
+        if self._client is None:
+            import redis  # the heavy import only when Redis is used
+
+            self._client = redis.Redis.from_url(self.url, **self.params)
+        return self._client
+
+    def open(self) -> None:
+        import redis
+
+        try:
+            self.client.ping()
+        except (redis.ConnectionError, redis.TimeoutError, redis.AuthenticationError) as exc:
+            raise RedisUnavailable(
+                f"cannot reach Redis at {redact(self.url)} (DEDUP_REDIS_URL): {exc}"
+            ) from exc
+
+    def call(self, command: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        import redis
+
+        delay = self.backoff
+        for attempt in range(self.retries + 1):
+            try:
+                return command(*args, **kwargs)
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                if attempt == self.retries:
+                    self.failures += 1
+                    raise RedisUnavailable(
+                        f"Redis at {redact(self.url)} did not answer after "
+                        f"{self.retries} retries: {exc}"
+                    ) from exc
+                self.retried += 1
+                logger.warning(
+                    "Redis at %(url)s did not answer (%(error)s); retry %(attempt)d of "
+                    "%(retries)d in %(delay).1fs",
+                    {
+                        "url": redact(self.url),
+                        "error": exc,
+                        "attempt": attempt + 1,
+                        "retries": self.retries,
+                        "delay": delay,
+                    },
+                )
+                time.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def script(self, source: str) -> Script:
+        """The registered Lua script for *source*, created once per connection."""
+        if source not in self._scripts:
+            self._scripts[source] = self.client.register_script(source)
+        return self._scripts[source]
+
+    def check_signature(self, key: str, signature: Mapping[str, Any], *, data_key: str) -> None:
+        """Store *signature* at *key* when the data has none yet; otherwise it
+        must be equal, or :class:`RedisSignatureMismatch` names what differs.
+
+        Data already at *data_key* without a signature (e.g. written by
+        scrapy-redis) is refused: it was built with unknown rules. The check
+        and the write are one atomic call, so workers starting together agree.
+        """
+        encoded = json.dumps(dict(signature), sort_keys=True)
+        stored_raw = self.call(self.script(_CLAIM_SIGNATURE), keys=[key, data_key], args=[encoded])
+        if stored_raw == b"":
+            raise RedisSignatureMismatch(
+                f"Redis key {data_key!r} at {redact(self.url)} holds data written without "
+                "a rules signature (by another dupefilter, such as scrapy-redis's?); use "
+                "another DEDUP_REDIS_KEY, or delete the key"
+            )
+        difference = signature_difference(json.loads(stored_raw), signature)
+        if difference:
+            raise RedisSignatureMismatch(
+                f"the data at Redis key {data_key!r} ({redact(self.url)}) was built with "
+                f"other rules ({difference}); every worker sharing it must use the same "
+                "settings, or another DEDUP_REDIS_KEY"
+            )
+
+
+#: KEYS[1] signature, KEYS[2] data; ARGV[1] this worker's signature. Returns
+#: the signature in force, or "" when the data exists without one.
+_CLAIM_SIGNATURE = """
+local stored = redis.call('GET', KEYS[1])
+if stored then return stored end
+if redis.call('EXISTS', KEYS[2]) == 1 then return '' end
+redis.call('SET', KEYS[1], ARGV[1])
+return ARGV[1]
+"""
