@@ -2,8 +2,9 @@
 
     ADDONS = {"crawler.addon.DedupAddon": 0}
 
-It applies every ``DEDUP_*`` default and enables the components at add-on
-priority, so settings written in the project (or on the command line) win.
+It applies every ``DEDUP_*`` default and enables the components (URL
+dupefilter, frontier middleware, content pipeline) at add-on priority, so
+settings written in the project (or on the command line) win.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from crawler import defaults
 from crawler.middlewares import FrontierMiddleware
+from crawler.pipelines import NearDuplicatePipeline
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
 #: Outside HttpErrorMiddleware (50) and inside nothing that drops output:
 #: the middleware must see each callback's whole output and final failures.
 FRONTIER_MIDDLEWARE_ORDER = 25
+#: Early, so that pipelines storing items never see the duplicates.
+CONTENT_PIPELINE_ORDER = 100
 
 
 class DedupAddon:
@@ -31,3 +35,6 @@ class DedupAddon:
             settings.setdefault_in_component_priority_dict(
                 component_setting, FrontierMiddleware, FRONTIER_MIDDLEWARE_ORDER
             )
+        settings.setdefault_in_component_priority_dict(
+            "ITEM_PIPELINES", NearDuplicatePipeline, CONTENT_PIPELINE_ORDER
+        )

@@ -10,12 +10,60 @@ from __future__ import annotations
 
 from crawler.tracking_params import DEFAULT_STRIP_PARAMS
 
+#: Write one JSON line per content decision (kept, dropped, marked) to this file.
+DEDUP_AUDIT_FILE: str | None = None
+
+#: What to do with a duplicate item: ``drop`` it, or ``mark`` it
+#: (adds ``duplicate_of``, ``distance``, ``simhash``) and keep it.
+DEDUP_CONTENT_ACTION = "drop"
+
+#: Content index: ``memory`` (persisted in the state dir when there is one),
+#: or ``redis`` (shared by every worker; see ``DEDUP_REDIS_URL``).
+DEDUP_CONTENT_BACKEND = "memory"
+
+#: Switch the content pipeline on or off.
+DEDUP_CONTENT_ENABLED = True
+
+#: Fold a text that is one block repeated end to end ("abcabcabc" -> "abc").
+DEDUP_FOLD_REPEATS = False
+
+#: Item field holding the page HTML (``str`` or ``bytes``).
+DEDUP_HTML_FIELD = "html"
+
+#: Keep the HTML field in items after use (feeds rarely want whole pages).
+DEDUP_KEEP_HTML = False
+
+#: Hamming distance that counts as near for long texts (at most 3).
+DEDUP_LONG_THRESHOLD = 3
+
+#: Pages larger than this (bytes) are cut before extraction; counted in stats.
+DEDUP_MAX_PAGE_BYTES = 5_000_000
+
+#: Below this many normalized characters, only exact duplicates are dropped.
+DEDUP_MIN_TEXT_CHARS = 50
+
+#: Redis key prefix of the shared content index (``%(spider)s``: the spider's name).
+DEDUP_REDIS_CONTENT_KEY = "%(spider)s:content"
+
+#: Redis server of the shared backends; ``None`` means ``REDIS_URL``, else
+#: ``REDIS_HOST``/``REDIS_PORT``, else ``redis://127.0.0.1:6379``.
+DEDUP_REDIS_URL: str | None = None
+
+#: Texts with fewer normalized characters than this are short.
+DEDUP_SHORT_TEXT_CHARS = 200
+
+#: Hamming distance that counts as near for short texts (at most 3).
+DEDUP_SHORT_THRESHOLD = 2
+
 #: Periodically snapshot the local seen-URL store after this many new URLs.
 DEDUP_SNAPSHOT_EVERY = 100_000
 
 #: Where local state (seen URLs, crash-safe frontier) persists; ``None``
 #: means ``JOBDIR`` when set, else memory only.
 DEDUP_STATE_DIR: str | None = None
+
+#: Item field holding already extracted text; used instead of the HTML when present.
+DEDUP_TEXT_FIELD = "text"
 
 #: Seen-URL store: ``bloom`` (local, persisted), ``memory`` (local, exact).
 DEDUP_URL_BACKEND = "bloom"

@@ -7,6 +7,7 @@ from crawler import defaults
 from crawler.addon import DedupAddon
 from crawler.dupefilters import URLDupeFilter
 from crawler.middlewares import FrontierMiddleware
+from crawler.pipelines import NearDuplicatePipeline
 
 ADDONS = {"ADDONS": {DedupAddon: 0}}
 
@@ -26,6 +27,7 @@ def test_addon_enables_both_components_and_all_defaults():
     assert settings["DUPEFILTER_CLASS"] == "crawler.dupefilters.URLDupeFilter"
     assert settings.getdict("SPIDER_MIDDLEWARES")[FrontierMiddleware] == 25
     assert settings.getdict("DOWNLOADER_MIDDLEWARES")[FrontierMiddleware] == 25
+    assert settings.getdict("ITEM_PIPELINES")[NearDuplicatePipeline] == 100
     names = [name for name in dir(defaults) if name.startswith("DEDUP_")]
     assert names
     for name in names:

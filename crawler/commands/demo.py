@@ -8,7 +8,9 @@ what dedup filtered, and why.
 
 from __future__ import annotations
 
+import json
 import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy.commands import ScrapyCommand
@@ -54,8 +56,11 @@ class Command(ScrapyCommand):
             tempfile.TemporaryDirectory(prefix="dedup-demo-") as state_dir,
         ):
             stock_url, dedup_url = stock_site.start(), dedup_site.start()
+            audit_path = Path(state_dir, "content-audit.jsonl")
             stock = self._site_crawler(STOCK_SETTINGS)
-            dedup = self._site_crawler({"DEDUP_STATE_DIR": state_dir})
+            dedup = self._site_crawler(
+                {"DEDUP_STATE_DIR": state_dir, "DEDUP_AUDIT_FILE": str(audit_path)}
+            )
             self.crawler_process.crawl(stock, url=stock_url)
             self.crawler_process.crawl(dedup, url=dedup_url)
             self.crawler_process.start()
@@ -67,6 +72,7 @@ class Command(ScrapyCommand):
                     dedup.stats.get_stats() if dedup.stats else {},
                 )
             )
+            print(content_report(audit_path, dedup_url))
 
     def _site_crawler(self, settings: dict[str, Any]) -> Crawler:
         assert self.crawler_process is not None
@@ -108,6 +114,16 @@ def report(
             stock_stats.get("item_scraped_count", 0),
             dedup_stats.get("item_scraped_count", 0),
         ),
+        (
+            "items dropped as exact copies of another page",
+            stock_stats.get("dedup/content/exact", 0),
+            dedup_stats.get("dedup/content/exact", 0),
+        ),
+        (
+            "items dropped as near copies of another page",
+            stock_stats.get("dedup/content/near", 0),
+            dedup_stats.get("dedup/content/near", 0),
+        ),
     ]
     width = max(len(label) for label, _, _ in rows)
     lines = [f"{'':{width}}  {'stock Scrapy':>12}  {'with dedup':>10}"]
@@ -133,6 +149,24 @@ def report(
         f"Dedup saved {saved} of {stock_hits['total']} downloads "
         f"({saved / max(stock_hits['total'], 1):.0%})."
     )
+    return "\n".join(lines)
+
+
+def content_report(audit_path: Path, base_url: str) -> str:
+    """The pages the content pipeline dropped, and what each duplicated."""
+    lines = ["", "Pages whose text duplicated a page crawled before (from DEDUP_AUDIT_FILE):"]
+    if not audit_path.exists():
+        return "\n".join([*lines, "  (no audit file)"])
+    for line in audit_path.read_text("utf-8").splitlines():
+        decision = json.loads(line)
+        if decision["decision"] != "dropped":
+            continue
+        lines.append(
+            f"  {decision['url'].removeprefix(base_url.rstrip('/')):<60} "
+            f"{decision['reason']} copy of "
+            f"{decision['matched_url'].removeprefix(base_url.rstrip('/'))} "
+            f"(distance {decision['distance']})"
+        )
     return "\n".join(lines)
 
 

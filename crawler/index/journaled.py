@@ -1,0 +1,183 @@
+"""Persist the in-memory content index in a state directory: snapshot + journal (see
+:mod:`crawler.persistence`)."""
+
+from __future__ import annotations
+
+import logging
+import struct
+from typing import TYPE_CHECKING, Any
+
+from crawler.index.memory import DocumentTable, MemoryContentHashTable, MemoryFingerprintIndex
+from crawler.persistence import Journal, StateFileError, read_snapshot, write_snapshot
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+KIND = "content-index"
+CONTENT_HASH_BYTES = 16
+#: Journal record: document number, fingerprint, content hash, flags; then the key (UTF-8).
+_RECORD = struct.Struct(f">QQ{CONTENT_HASH_BYTES}sB")
+_NEAR_INDEXED = 0x01
+
+
+class JournaledContentIndex:
+    """A detector's documents, fingerprint index and content-hash table, kept on disk.
+
+    * ``content-index.snapshot`` holds every document, replaced atomically every
+      *snapshot_every* new documents and at :meth:`close`;
+    * ``content-index.journal`` gets each new document as it is added (key, fingerprint,
+      full content hash), so ``kill -9`` loses none;
+    * both record *signature*: a state directory written with other fingerprint rules
+      raises :class:`~crawler.persistence.StateFileError` naming the difference, and a
+      corrupt file is reported, never reset.
+    """
+
+    def __init__(
+        self,
+        state_dir: Path,
+        signature: Mapping[str, Any],
+        *,
+        snapshot_every: int = 100_000,
+    ) -> None:
+        if snapshot_every < 1:
+            raise ValueError(f"snapshot_every must be at least 1, got {snapshot_every!r}")
+        self.signature = dict(signature)
+        self.snapshot_path = state_dir / f"{KIND}.snapshot"
+        self.journal = Journal(state_dir / f"{KIND}.journal", KIND, self.signature)
+        self.snapshot_every = snapshot_every
+        self.loaded_documents = 0
+        self.replayed_documents = 0
+        self._since_snapshot = 0
+        self._use(DocumentTable())
+
+    def _use(
+        self,
+        documents: DocumentTable,
+        index: MemoryFingerprintIndex | None = None,
+        content_hashes: MemoryContentHashTable | None = None,
+    ) -> None:
+        self.documents = documents
+        self.index = MemoryFingerprintIndex(documents) if index is None else index
+        self.content_hashes = (
+            MemoryContentHashTable(documents) if content_hashes is None else content_hashes
+        )
+
+    def open(self) -> None:
+        """Load the snapshot and replay the journal written after it."""
+        self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+        snapshot = read_snapshot(self.snapshot_path, KIND, self.signature)
+        if snapshot is not None:
+            self._load_snapshot(*snapshot)
+        snapshot_documents = len(self.content_hashes)
+
+        def replay(record: bytes) -> None:
+            number, fingerprint, content_hash, near_indexed, key = self._decode(record)
+            if number < snapshot_documents:
+                return  # journaled before the snapshot that already holds it
+            if number != len(self.content_hashes):
+                raise StateFileError(
+                    f"{self.journal.path} is corrupt: document {number} follows "
+                    f"document {len(self.content_hashes) - 1}"
+                )
+            self._add_in_memory(key, fingerprint, content_hash, near_indexed)
+
+        self.journal.open(replay)
+        self.loaded_documents = len(self.content_hashes)
+        self.replayed_documents = self.loaded_documents - snapshot_documents
+        self._since_snapshot = self.journal.records
+        logger.info(
+            "Loaded %(documents)d documents from %(state_dir)s (%(replayed)d from the journal)",
+            {
+                "documents": self.loaded_documents,
+                "state_dir": self.snapshot_path.parent,
+                "replayed": self.replayed_documents,
+            },
+        )
+
+    def _load_snapshot(self, params: dict[str, Any], payload: bytes) -> None:
+        try:
+            documents_size, index_size, hashes_size = (int(size) for size in params["sections"])
+            if documents_size + index_size + hashes_size != len(payload):
+                raise ValueError(
+                    f"sections of {documents_size}, {index_size} and {hashes_size} bytes "
+                    f"in a payload of {len(payload)}"
+                )
+            documents = DocumentTable.from_bytes(payload[:documents_size])
+            index_end = documents_size + index_size
+            self._use(
+                documents,
+                MemoryFingerprintIndex.from_bytes(payload[documents_size:index_end], documents),
+                MemoryContentHashTable.from_bytes(payload[index_end:], documents),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StateFileError(f"{self.snapshot_path} is corrupt: {exc}") from exc
+
+    def _decode(self, record: bytes) -> tuple[int, int, bytes, bool, str]:
+        if len(record) < _RECORD.size:
+            raise StateFileError(
+                f"{self.journal.path} is corrupt: a record of {len(record)} bytes, "
+                f"shorter than the {_RECORD.size} of its fixed part"
+            )
+        number, fingerprint, content_hash, flags = _RECORD.unpack_from(record)
+        key = record[_RECORD.size :].decode("utf-8", "surrogatepass")
+        return number, fingerprint, content_hash, bool(flags & _NEAR_INDEXED), key
+
+    def _add_in_memory(
+        self, key: str, fingerprint: int, content_hash: bytes, near_indexed: bool
+    ) -> None:
+        self.content_hashes.add(content_hash, key, fingerprint)
+        if near_indexed:
+            self.index.add(key, fingerprint)
+
+    def add(self, key: str, fingerprint: int, content_hash: bytes, *, near_indexed: bool) -> None:
+        """Add a document to the content-hash table (and to the fingerprint index when
+        *near_indexed*); it survives a kill of the process once this returns."""
+        if not self.journal.is_open:
+            raise RuntimeError(f"the content index in {self.snapshot_path.parent} is not open")
+        if len(content_hash) != CONTENT_HASH_BYTES:
+            raise ValueError(
+                f"a content hash has {CONTENT_HASH_BYTES} bytes, got {len(content_hash)}"
+            )
+        number = len(self.content_hashes)
+        self._add_in_memory(key, fingerprint, content_hash, near_indexed)
+        flags = _NEAR_INDEXED if near_indexed else 0
+        self.journal.append(
+            _RECORD.pack(number, fingerprint, content_hash, flags)
+            + key.encode("utf-8", "surrogatepass")
+        )
+        self._since_snapshot += 1
+        if self._since_snapshot >= self.snapshot_every:
+            self.snapshot()
+
+    def snapshot(self) -> None:
+        """Write every document atomically, then empty the journal."""
+        sections = (
+            self.documents.to_bytes(),
+            self.index.to_bytes(),
+            self.content_hashes.to_bytes(),
+        )
+        write_snapshot(
+            self.snapshot_path,
+            KIND,
+            self.signature,
+            {"sections": [len(section) for section in sections]},
+            b"".join(sections),
+        )
+        # A kill between these two steps leaves a journal whose documents the snapshot
+        # already holds: replay skips them by their document number.
+        self.journal.restart()
+        self._since_snapshot = 0
+
+    def close(self) -> None:
+        """Snapshot and close; does nothing unless :meth:`open` succeeded, so that state
+        that failed to load is never overwritten."""
+        if not self.journal.is_open:
+            return
+        self.snapshot()
+        self.journal.close()
+
+    def __len__(self) -> int:
+        return len(self.content_hashes)

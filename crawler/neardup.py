@@ -1,0 +1,367 @@
+"""Near-duplicate detection of page text: exact content hash, then a banded SimHash index.
+
+:class:`NearDuplicateDetector` is the engine behind the item pipeline and the offline
+commands. For each text it:
+
+1. normalizes it once (:func:`crawler.fingerprints.normalize_text`);
+2. looks its 128-bit content hash up among the documents kept: an *exact* duplicate;
+3. otherwise looks its 64-bit SimHash up in the banded index, within a Hamming distance
+   that depends on the text's length (short texts get a stricter threshold): a *near*
+   duplicate;
+4. keeps the document when it is neither. A duplicate is **not** kept: the earlier
+   document stays the one later copies are compared with, so a chain of small edits
+   cannot drift away from it one step at a time.
+
+Texts shorter than ``min_chars`` (after normalization) only get the exact check, and are
+kept out of the SimHash index: a few words give too few features for a stable
+fingerprint, and unrelated snippets ("Page not found", "Loading...") would land within a
+few bits of each other.
+
+The storage is pluggable (:mod:`crawler.index`): in memory by default, persisted in a
+state directory with :meth:`NearDuplicateDetector.open`, or any backend that implements
+:class:`~crawler.index.FingerprintIndex` and :class:`~crawler.index.ContentHashTable`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from crawler import fingerprints
+from crawler.index import MAX_QUERY_DISTANCE, band_layout
+from crawler.index.journaled import JournaledContentIndex
+from crawler.index.memory import DocumentTable, MemoryContentHashTable, MemoryFingerprintIndex
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from typing_extensions import Self
+
+    from crawler.index import ContentHashTable, FingerprintIndex, SharedContentIndex
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SHORT_TEXT_CHARS = 200
+DEFAULT_SHORT_THRESHOLD = 2
+DEFAULT_LONG_THRESHOLD = 3
+#: Below this many normalized characters only the exact check applies (see the module doc).
+DEFAULT_MIN_CHARS = 50
+DEFAULT_MIN_REPEATS = 2
+
+
+@dataclass(frozen=True)
+class Match:
+    """The earlier document a text duplicates.
+
+    * ``key``: the earlier document's key;
+    * ``distance``: Hamming distance between the two fingerprints, ``0`` for ``"exact"``;
+    * ``kind``: ``"exact"`` (same normalized text) or ``"near"`` (fingerprints within the
+      threshold);
+    * ``fingerprint``: the earlier document's fingerprint.
+    """
+
+    key: str
+    distance: int
+    kind: Literal["exact", "near"]
+    fingerprint: int
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Everything :meth:`NearDuplicateDetector.check` found out about a text, for audit.
+
+    * ``match``: the earlier document it duplicates, or ``None``;
+    * ``fingerprint`` and ``content_hash``: the text's own;
+    * ``normalized_length``: characters of the normalized text;
+    * ``threshold``: the Hamming distance that counted as near for this text, ``None``
+      when it is shorter than ``min_chars`` (exact check only);
+    * ``added``: whether the document is now kept (new, and ``add`` was true).
+    """
+
+    key: str
+    match: Match | None
+    fingerprint: int
+    content_hash: bytes
+    normalized_length: int
+    threshold: int | None
+    added: bool
+
+
+def content_signature(*, fold_repeats: bool, min_repeats: int) -> dict[str, Any]:
+    """The rules a stored content index depends on, as recorded in its state files.
+
+    * the fingerprint module's version and feature settings (one entry each, so a
+      mismatch names the setting);
+    * the normalization options (``min_repeats`` only matters when folding repeats);
+    * the band layout.
+
+    Thresholds are not part of it: they may change between runs.
+
+    >>> signature = content_signature(fold_repeats=False, min_repeats=2)
+    >>> signature["band_count"], signature["fold_repeats"], signature["min_repeats"]
+    (4, False, None)
+    """
+    signature: dict[str, Any] = {
+        **{f"fingerprint.{name}": value for name, value in fingerprints.describe().items()},
+        "fingerprint.version": fingerprints.FINGERPRINT_VERSION,
+        "fold_repeats": fold_repeats,
+        "min_repeats": min_repeats if fold_repeats else None,
+        **band_layout(),
+    }
+    # As it reads back from a state file (tuples become lists), so that equal rules compare
+    # equal.
+    loaded: dict[str, Any] = json.loads(json.dumps(signature, sort_keys=True))
+    return loaded
+
+
+def _check_distance_option(name: str, value: int) -> None:
+    if not isinstance(value, int) or not 0 <= value <= MAX_QUERY_DISTANCE:
+        raise ValueError(
+            f"{name} must be an integer between 0 and {MAX_QUERY_DISTANCE} (the banded index "
+            f"finds every neighbour only that close), got {value!r}"
+        )
+
+
+def _check_length_option(name: str, value: int) -> None:
+    if not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a number of characters, 0 or more, got {value!r}")
+
+
+class NearDuplicateDetector:
+    """Tell whether a text duplicates one seen before, exactly or nearly.
+
+    * :meth:`check_and_add` returns the :class:`Match` for a duplicate and ``None`` for a
+      new text, which it keeps; a duplicate is not kept (the earlier document stays the
+      representative);
+    * the Hamming threshold is *short_threshold* for normalized texts shorter than
+      *short_text_chars*, *long_threshold* otherwise (both at most 3); texts shorter than
+      *min_chars* only get the exact check;
+    * *fold_repeats* and *min_repeats* are passed to
+      :func:`crawler.fingerprints.normalize_text`;
+    * *index* and *content_hashes* choose the storage (default: one compact in-memory
+      table for both); :meth:`open` persists the in-memory storage in a state directory;
+    * safe to call from several threads: fingerprinting runs in parallel, the look-up and
+      the add happen together under a lock.
+
+    >>> detector = NearDuplicateDetector()
+    >>> text = "A page about near-duplicate detection, long enough to be fingerprinted."
+    >>> detector.check_and_add("https://example.com/a", text) is None
+    True
+    >>> detector.check_and_add("https://example.com/b", text)  # doctest: +ELLIPSIS
+    Match(key='https://example.com/a', distance=0, kind='exact', fingerprint=...)
+    >>> len(detector)
+    1
+    """
+
+    def __init__(
+        self,
+        *,
+        short_text_chars: int = DEFAULT_SHORT_TEXT_CHARS,
+        short_threshold: int = DEFAULT_SHORT_THRESHOLD,
+        long_threshold: int = DEFAULT_LONG_THRESHOLD,
+        min_chars: int = DEFAULT_MIN_CHARS,
+        fold_repeats: bool = False,
+        min_repeats: int = DEFAULT_MIN_REPEATS,
+        index: FingerprintIndex | None = None,
+        content_hashes: ContentHashTable | None = None,
+        shared_index: SharedContentIndex | None = None,
+    ) -> None:
+        _check_length_option("short_text_chars", short_text_chars)
+        _check_distance_option("short_threshold", short_threshold)
+        _check_distance_option("long_threshold", long_threshold)
+        _check_length_option("min_chars", min_chars)
+        self.short_text_chars = short_text_chars
+        self.short_threshold = short_threshold
+        self.long_threshold = long_threshold
+        self.min_chars = min_chars
+        self.fold_repeats = fold_repeats
+        self.min_repeats = min_repeats
+        self._in_memory_default = index is None and content_hashes is None and shared_index is None
+        documents = DocumentTable()
+        self.index: FingerprintIndex = MemoryFingerprintIndex(documents) if index is None else index
+        self.content_hashes: ContentHashTable = (
+            MemoryContentHashTable(documents) if content_hashes is None else content_hashes
+        )
+        self._state: JournaledContentIndex | None = None
+        self._lock = threading.Lock()
+        self.shared_index = shared_index
+        if shared_index is not None:
+            self.index = shared_index
+
+    @property
+    def signature(self) -> dict[str, Any]:
+        """The rules the stored fingerprints depend on (see :func:`content_signature`)."""
+        return content_signature(fold_repeats=self.fold_repeats, min_repeats=self.min_repeats)
+
+    def open(self, state_dir: Path | str, *, snapshot_every: int = 100_000) -> None:
+        """Persist the documents in *state_dir*, loading those a previous run left there.
+
+        * every kept document is journaled as it is added (``kill -9`` loses none), and
+          the whole state is snapshotted every *snapshot_every* documents and at
+          :meth:`close`;
+        * a state directory written with other fingerprint rules raises
+          :class:`~crawler.persistence.StateFileError` naming the difference; a corrupt
+          file raises it too; the detector is then left as it was.
+
+        Only a detector with the default in-memory storage, still empty, can be opened.
+        """
+        if not self._in_memory_default:
+            raise ValueError("only a detector with the default in-memory storage can be opened")
+        if self._state is not None or len(self):
+            raise ValueError("open() must come first, before any document is added")
+        state = JournaledContentIndex(
+            Path(state_dir), self.signature, snapshot_every=snapshot_every
+        )
+        state.open()
+        self.index, self.content_hashes, self._state = state.index, state.content_hashes, state
+
+    def close(self) -> None:
+        """Snapshot the state directory and close it (nothing to do in memory)."""
+        if self._state is not None:
+            self._state.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def threshold_for(self, normalized_length: int) -> int | None:
+        """The Hamming distance that counts as near for a normalized text of
+        *normalized_length* characters, ``None`` when only the exact check applies.
+
+        >>> detector = NearDuplicateDetector()
+        >>> detector.threshold_for(10), detector.threshold_for(150), detector.threshold_for(900)
+        (None, 2, 3)
+        """
+        if normalized_length < self.min_chars:
+            return None
+        if normalized_length < self.short_text_chars:
+            return self.short_threshold
+        return self.long_threshold
+
+    def check_and_add(self, key: str, text: str) -> Match | None:
+        """Return the earlier document *text* duplicates, or keep it and return ``None``."""
+        return self.check(key, text).match
+
+    def check(self, key: str, text: str, *, add: bool = True) -> Decision:
+        """Look *text* up; keep it as document *key* when it is new and *add* is true.
+
+        Returns the whole :class:`Decision`, with the text's own fingerprint, for audit.
+        """
+        normalized = fingerprints.normalize_text(
+            text, fold_repeats=self.fold_repeats, min_repeats=self.min_repeats
+        )
+        content_hash = fingerprints.content_hash(normalized)
+        fingerprint = fingerprints.simhash_of_normalized(normalized)
+        threshold = self.threshold_for(len(normalized))
+        if self.shared_index is not None:
+            return self._check_shared(
+                key, fingerprint, content_hash, len(normalized), threshold, add=add
+            )
+        with self._lock:
+            match = self._exact_match(key, content_hash, fingerprint)
+            if match is None and threshold is not None:
+                match = self._near_match(fingerprint, threshold)
+            added = add and match is None
+            if added:
+                self._add(key, fingerprint, content_hash, near_indexed=threshold is not None)
+        return Decision(
+            key=key,
+            match=match,
+            fingerprint=fingerprint,
+            content_hash=content_hash,
+            normalized_length=len(normalized),
+            threshold=threshold,
+            added=added,
+        )
+
+    def _check_shared(
+        self,
+        key: str,
+        fingerprint: int,
+        content_hash: bytes,
+        normalized_length: int,
+        threshold: int | None,
+        *,
+        add: bool,
+    ) -> Decision:
+        assert self.shared_index is not None
+        found = self.shared_index.check_and_add(key, fingerprint, content_hash, threshold, add=add)
+        match = None
+        if found is not None:
+            kind, earlier_key, earlier_fingerprint, distance = found
+            match = Match(
+                key=earlier_key,
+                distance=distance,
+                kind="exact" if kind == "exact" else "near",
+                fingerprint=earlier_fingerprint,
+            )
+        return Decision(
+            key=key,
+            match=match,
+            fingerprint=fingerprint,
+            content_hash=content_hash,
+            normalized_length=normalized_length,
+            threshold=threshold,
+            added=add and match is None,
+        )
+
+    def _exact_match(self, key: str, content_hash: bytes, fingerprint: int) -> Match | None:
+        earlier = self.content_hashes.get(content_hash)
+        if earlier is None:
+            return None
+        earlier_key, earlier_fingerprint = earlier
+        if earlier_fingerprint != fingerprint:
+            # Equal texts have equal fingerprints: the stored part of the hash collided.
+            logger.warning(
+                "Content hash of %(key)s collides with that of %(earlier_key)s although "
+                "their texts differ; not treated as an exact duplicate",
+                {"key": key, "earlier_key": earlier_key},
+            )
+            return None
+        return Match(key=earlier_key, distance=0, kind="exact", fingerprint=fingerprint)
+
+    def _near_match(self, fingerprint: int, threshold: int) -> Match | None:
+        nearest = self.index.nearest(fingerprint, threshold)
+        if nearest is None:
+            return None
+        earlier_key, earlier_fingerprint, distance = nearest
+        return Match(
+            key=earlier_key, distance=distance, kind="near", fingerprint=earlier_fingerprint
+        )
+
+    def add_fingerprinted(
+        self, key: str, fingerprint: int, content_hash: bytes, *, near_indexed: bool = True
+    ) -> None:
+        """Keep a document whose fingerprint and content hash are already known, without
+        looking it up (e.g. to load documents fingerprinted elsewhere).
+
+        *near_indexed* false keeps it for the exact check only, as :meth:`check` does for
+        texts shorter than ``min_chars``.
+        """
+        with self._lock:
+            self._add(key, fingerprint, content_hash, near_indexed=near_indexed)
+
+    def _add(self, key: str, fingerprint: int, content_hash: bytes, *, near_indexed: bool) -> None:
+        if self._state is not None:
+            self._state.add(key, fingerprint, content_hash, near_indexed=near_indexed)
+            return
+        self.content_hashes.add(content_hash, key, fingerprint)
+        if near_indexed:
+            self.index.add(key, fingerprint)
+
+    def __len__(self) -> int:
+        """The number of documents kept."""
+        if self.shared_index is not None:
+            return len(self.shared_index)
+        return len(self.content_hashes)

@@ -1,0 +1,276 @@
+"""``NearDuplicatePipeline``: drop (or mark) items whose page text was seen before.
+
+Enable it with the add-on, or by hand::
+
+    ITEM_PIPELINES = {"crawler.pipelines.NearDuplicatePipeline": 100}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.utils.asyncio import is_asyncio_available
+from twisted.internet.threads import deferToThread
+
+from crawler import defaults
+from crawler.dupefilters import state_dir_from_settings
+from crawler.extract import extract
+from crawler.index.redis import RedisContentIndex
+from crawler.neardup import NearDuplicateDetector
+from crawler.redis_access import (
+    RedisConnection,
+    redact,
+    redis_params_from_settings,
+    redis_url_from_settings,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import IO
+
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+    from crawler.neardup import Decision
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+CONTENT_ACTIONS = ("drop", "mark")
+CONTENT_BACKENDS = ("memory", "redis")
+
+
+class NearDuplicatePipeline:
+    """Drop items whose main text duplicates an earlier item's, exactly or nearly.
+
+    * the text comes from ``DEDUP_TEXT_FIELD`` when the item has it, else the
+      main text is extracted (trafilatura) from ``DEDUP_HTML_FIELD``; items
+      with neither pass through untouched;
+    * extraction and fingerprinting run in a worker thread, never on the
+      reactor; the look-up and insert happen together;
+    * ``DEDUP_CONTENT_ACTION = "drop"`` raises ``DropItem`` (logged at INFO)
+      naming the earlier URL and the distance; ``"mark"`` keeps the item and
+      adds ``duplicate_of``, ``distance`` and ``simhash``;
+    * the HTML field is removed from items (``DEDUP_KEEP_HTML`` keeps it);
+    * ``DEDUP_AUDIT_FILE`` gets one JSON line per decision.
+    """
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        detector: NearDuplicateDetector,
+        *,
+        action: str = defaults.DEDUP_CONTENT_ACTION,
+        html_field: str = defaults.DEDUP_HTML_FIELD,
+        text_field: str = defaults.DEDUP_TEXT_FIELD,
+        keep_html: bool = defaults.DEDUP_KEEP_HTML,
+        max_page_bytes: int = defaults.DEDUP_MAX_PAGE_BYTES,
+        audit_path: Path | None = None,
+        state_dir: Path | None = None,
+    ) -> None:
+        if action not in CONTENT_ACTIONS:
+            raise ValueError(
+                f"DEDUP_CONTENT_ACTION={action!r} is not an action; use 'drop' or 'mark'"
+            )
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.detector = detector
+        self.action = action
+        self.html_field = html_field
+        self.text_field = text_field
+        self.keep_html = keep_html
+        self.max_page_bytes = max_page_bytes
+        self.audit_path = audit_path
+        self.state_dir = state_dir
+        self._audit: IO[str] | None = None
+        self.counts: dict[str, int] = {"unique": 0, "exact": 0, "near": 0, "no_text": 0}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        if not settings.getbool("DEDUP_CONTENT_ENABLED", defaults.DEDUP_CONTENT_ENABLED):
+            raise NotConfigured("DEDUP_CONTENT_ENABLED is False")
+        backend = settings.get("DEDUP_CONTENT_BACKEND", defaults.DEDUP_CONTENT_BACKEND)
+        if backend not in CONTENT_BACKENDS:
+            raise ValueError(
+                f"DEDUP_CONTENT_BACKEND={backend!r} is not a content index; "
+                f"use one of {', '.join(map(repr, CONTENT_BACKENDS))}"
+            )
+        shared_index = None
+        if backend == "redis":
+            base = settings.get("DEDUP_REDIS_CONTENT_KEY", defaults.DEDUP_REDIS_CONTENT_KEY)
+            shared_index = RedisContentIndex(
+                RedisConnection(
+                    redis_url_from_settings(settings), redis_params_from_settings(settings)
+                ),
+                base % {"spider": crawler.spidercls.name},
+            )
+        detector = NearDuplicateDetector(
+            short_text_chars=settings.getint(
+                "DEDUP_SHORT_TEXT_CHARS", defaults.DEDUP_SHORT_TEXT_CHARS
+            ),
+            short_threshold=_threshold(settings, "DEDUP_SHORT_THRESHOLD"),
+            long_threshold=_threshold(settings, "DEDUP_LONG_THRESHOLD"),
+            min_chars=settings.getint("DEDUP_MIN_TEXT_CHARS", defaults.DEDUP_MIN_TEXT_CHARS),
+            fold_repeats=settings.getbool("DEDUP_FOLD_REPEATS", defaults.DEDUP_FOLD_REPEATS),
+            shared_index=shared_index,
+        )
+        audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
+        return cls(
+            crawler,
+            detector,
+            action=settings.get("DEDUP_CONTENT_ACTION", defaults.DEDUP_CONTENT_ACTION),
+            html_field=settings.get("DEDUP_HTML_FIELD", defaults.DEDUP_HTML_FIELD),
+            text_field=settings.get("DEDUP_TEXT_FIELD", defaults.DEDUP_TEXT_FIELD),
+            keep_html=settings.getbool("DEDUP_KEEP_HTML", defaults.DEDUP_KEEP_HTML),
+            max_page_bytes=settings.getint("DEDUP_MAX_PAGE_BYTES", defaults.DEDUP_MAX_PAGE_BYTES),
+            audit_path=Path(audit_file) if audit_file else None,
+            state_dir=state_dir_from_settings(settings) if shared_index is None else None,
+        )
+
+    def open_spider(self) -> None:
+        shared_index = self.detector.shared_index
+        if isinstance(shared_index, RedisContentIndex):
+            shared_index.open(self.detector.signature)
+            logger.info(
+                "Content dedup shares its index in Redis at %(url)s, key {%(base)s}: "
+                "%(count)d documents",
+                {
+                    "url": redact(shared_index.connection.url),
+                    "base": shared_index.base,
+                    "count": len(shared_index),
+                },
+            )
+        elif self.state_dir is not None:
+            self.detector.open(self.state_dir)
+            logger.info(
+                "Content dedup state in %(dir)s: %(count)d documents from earlier runs",
+                {"dir": self.state_dir, "count": len(self.detector)},
+            )
+        if self.audit_path is not None:
+            self.audit_path.parent.mkdir(parents=True, exist_ok=True)
+            self._audit = self.audit_path.open("a", encoding="utf-8", buffering=1)
+
+    def close_spider(self) -> None:
+        self.detector.close()
+        if self._audit is not None:
+            self._audit.close()
+        logger.info("%(summary)s", {"summary": self.summary()})
+
+    async def process_item(self, item: Any) -> Any:
+        adapter = ItemAdapter(item)
+        url = str(adapter.get("url") or "")
+        text = adapter.get(self.text_field)
+        html = adapter.get(self.html_field)
+        if text is None and html is None:
+            return item
+        if not self.keep_html and self.html_field in adapter:
+            del adapter[self.html_field]
+        started = time.perf_counter()
+        status, decision = await _in_thread(self._decide, url, text, html, self._encoding(adapter))
+        self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
+        if status != "ok":
+            self.stats.inc_value(f"dedup/extract/{status}")
+        if decision is None:
+            self._count("no_text")
+            self._write_audit(url, "kept", "no_text", None, None)
+            return item
+        match = decision.match
+        if match is None:
+            self._count("unique")
+            self._write_audit(url, "kept", "unique", decision, None)
+            return item
+        self._count(match.kind)
+        if self.action == "mark":
+            self._write_audit(url, "marked", match.kind, decision, match)
+            adapter["duplicate_of"] = match.key
+            adapter["distance"] = match.distance
+            adapter["simhash"] = f"{decision.fingerprint:016x}"
+            return item
+        self._write_audit(url, "dropped", match.kind, decision, match)
+        raise DropItem(
+            f"{match.kind.capitalize()} duplicate of {match.key} "
+            f"(Hamming distance {match.distance}): {url}",
+            log_level="INFO",
+        )
+
+    def _decide(
+        self, url: str, text: Any, html: Any, encoding: str | None
+    ) -> tuple[str, Decision | None]:
+        """Extract, fingerprint and look up; runs in a worker thread."""
+        status = "ok"
+        if text is None:
+            extraction = extract(
+                html, url or None, encoding=encoding, max_bytes=self.max_page_bytes
+            )
+            status, text = extraction.status, extraction.text
+        if not isinstance(text, str) or not text.strip():
+            return status, None
+        return status, self.detector.check(url, text)
+
+    @staticmethod
+    def _encoding(adapter: ItemAdapter) -> str | None:
+        encoding = adapter.get("encoding")
+        return encoding if isinstance(encoding, str) else None
+
+    def _count(self, outcome: str) -> None:
+        self.counts[outcome] += 1
+        self.stats.inc_value(f"dedup/content/{outcome}")
+
+    def _write_audit(
+        self,
+        url: str,
+        decision_name: str,
+        reason: str,
+        decision: Decision | None,
+        match: Any,
+    ) -> None:
+        if self._audit is None:
+            return
+        record = {
+            "url": url,
+            "decision": decision_name,
+            "reason": reason,
+            "matched_url": match.key if match else None,
+            "distance": match.distance if match else None,
+            "simhash": f"{decision.fingerprint:016x}" if decision else None,
+            "matched_simhash": f"{match.fingerprint:016x}" if match else None,
+            "text_length": decision.normalized_length if decision else 0,
+            "threshold": decision.threshold if decision else None,
+        }
+        self._audit.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def summary(self) -> str:
+        counts = self.counts
+        dropped_or_marked = "marked" if self.action == "mark" else "dropped"
+        return (
+            f"Content dedup: {counts['exact'] + counts['near']} items {dropped_or_marked} "
+            f"(exact: {counts['exact']}, near: {counts['near']}), {counts['unique']} unique, "
+            f"{counts['no_text']} without text"
+        )
+
+
+async def _in_thread(function: Callable[..., _T], *args: Any) -> _T:
+    """Run *function* in a worker thread, off the reactor (asyncio or not)."""
+    if is_asyncio_available():
+        return await asyncio.to_thread(function, *args)
+    result: _T = await deferToThread(function, *args)
+    return result
+
+
+def _threshold(settings: Any, name: str) -> int:
+    value = settings.getint(name, getattr(defaults, name))
+    if not 0 <= value <= 3:
+        raise ValueError(
+            f"{name}={value!r} must be a Hamming distance from 0 to 3 (the banded index "
+            "finds every fingerprint within 3 bits, no farther)"
+        )
+    return value

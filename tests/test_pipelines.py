@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+
+import pytest
+from scrapy import Spider
+from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from crawler.pipelines import NearDuplicatePipeline
+
+PARAGRAPHS = [
+    f"Paragraph {i}: the harbour authority met on Tuesday to discuss the cranes, the "
+    f"tides and the new ferry timetable, and residents of district {i} asked about noise."
+    for i in range(10)
+]
+
+
+def page(paragraphs: list[str], navigation: str = "Home | News | About") -> str:
+    body = "".join(f"<p>{text}</p>" for text in paragraphs)
+    return (
+        f"<html><head><title>Harbour news</title></head><body><nav>{navigation}</nav>"
+        f"<article><h1>Harbour news</h1>{body}</article><footer>(c) 2026 Port Gazette"
+        "</footer></body></html>"
+    )
+
+
+class NamedSpider(Spider):
+    name = "named"
+
+
+def make_pipeline(settings: dict | None = None) -> NearDuplicatePipeline:
+    crawler = get_crawler(NamedSpider, settings or {})
+    pipeline = build_from_crawler(NearDuplicatePipeline, crawler)
+    pipeline.open_spider()
+    return pipeline
+
+
+def process(pipeline: NearDuplicatePipeline, item: dict) -> dict:
+    return asyncio.run(pipeline.process_item(item))
+
+
+def stats(pipeline: NearDuplicatePipeline) -> dict:
+    return {
+        name: value
+        for name, value in pipeline.crawler.stats.get_stats().items()
+        if name.startswith("dedup/") and name != "dedup/content/seconds"
+    }
+
+
+def test_exact_copy_is_dropped_naming_the_original():
+    pipeline = make_pipeline()
+    first = process(pipeline, {"url": "https://a.test/story", "html": page(PARAGRAPHS)})
+    assert first == {"url": "https://a.test/story"}  # html removed from the item
+    copy = page(PARAGRAPHS, navigation="Start | Sport | Weather")  # other template around it
+    with pytest.raises(DropItem) as excinfo:
+        process(pipeline, {"url": "https://b.test/copy", "html": copy})
+    assert str(excinfo.value) == (
+        "Exact duplicate of https://a.test/story (Hamming distance 0): https://b.test/copy"
+    )
+    assert excinfo.value.log_level == "INFO"
+    assert stats(pipeline) == {"dedup/content/unique": 1, "dedup/content/exact": 1}
+
+
+def test_near_copy_is_dropped_and_a_different_article_kept():
+    pipeline = make_pipeline()
+    process(pipeline, {"url": "https://a.test/story", "html": page(PARAGRAPHS)})
+    edited = [*PARAGRAPHS[:4], PARAGRAPHS[4].replace("Tuesday", "Wednesday"), *PARAGRAPHS[5:]]
+    with pytest.raises(DropItem, match=r"^Near duplicate of https://a.test/story \(Hamming"):
+        process(pipeline, {"url": "https://a.test/story-updated", "html": page(edited)})
+    other = [
+        f"Section {i}: the orchestra rehearsed a new symphony in the old town hall while "
+        f"volunteers painted scenery for the winter festival in quarter {i}."
+        for i in range(10)
+    ]
+    assert process(pipeline, {"url": "https://a.test/music", "html": page(other)})
+    assert stats(pipeline) == {"dedup/content/unique": 2, "dedup/content/near": 1}
+
+
+def test_mark_keeps_the_item_and_says_what_it_duplicates():
+    pipeline = make_pipeline({"DEDUP_CONTENT_ACTION": "mark", "DEDUP_KEEP_HTML": True})
+    process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    item = process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS)})
+    assert item["duplicate_of"] == "https://a.test/1"
+    assert item["distance"] == 0
+    assert len(item["simhash"]) == 16
+    assert "html" in item
+
+
+def test_text_field_wins_over_html():
+    pipeline = make_pipeline()
+    text = " ".join(PARAGRAPHS)
+    process(pipeline, {"url": "https://a.test/1", "text": text, "html": "<p>ignored</p>"})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(pipeline, {"url": "https://a.test/2", "text": text})
+
+
+@pytest.mark.parametrize(
+    ("html", "stat"),
+    [
+        (b"\x89PNG\r\n\x1a\n" + bytes(range(256)), "dedup/extract/binary"),
+        ("", "dedup/extract/no_text"),
+        ("<html><head><title>Empty</title></head><body></body></html>", "dedup/extract/no_text"),
+    ],
+)
+def test_pages_without_text_pass_and_are_counted(html, stat):
+    pipeline = make_pipeline()
+    item = process(pipeline, {"url": "https://a.test/x", "html": html})
+    assert item == {"url": "https://a.test/x"}
+    assert stats(pipeline) == {"dedup/content/no_text": 1, stat: 1}
+
+
+def test_items_without_page_fields_pass_untouched():
+    pipeline = make_pipeline()
+    assert process(pipeline, {"sku": 1}) == {"sku": 1}
+    assert stats(pipeline) == {}
+
+
+def test_audit_file_has_one_line_per_decision(tmp_path):
+    audit = tmp_path / "audit" / "content.jsonl"
+    pipeline = make_pipeline({"DEDUP_AUDIT_FILE": str(audit)})
+    process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    with pytest.raises(DropItem):
+        process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS)})
+    pipeline.close_spider()
+    kept, dropped = (json.loads(line) for line in audit.read_text("utf-8").splitlines())
+    assert kept["url"] == "https://a.test/1"
+    assert (kept["decision"], kept["reason"], kept["matched_url"]) == ("kept", "unique", None)
+    assert (dropped["decision"], dropped["reason"]) == ("dropped", "exact")
+    assert (dropped["matched_url"], dropped["distance"]) == ("https://a.test/1", 0)
+    assert dropped["simhash"] == dropped["matched_simhash"] == kept["simhash"]
+    assert dropped["text_length"] == kept["text_length"] > 500
+    assert dropped["threshold"] == 3
+
+
+def test_state_dir_remembers_documents_across_runs(tmp_path):
+    first = make_pipeline({"DEDUP_STATE_DIR": str(tmp_path)})
+    process(first, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    first.close_spider()
+    second = make_pipeline({"DEDUP_STATE_DIR": str(tmp_path)})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(second, {"url": "https://a.test/2", "html": page(PARAGRAPHS)})
+
+
+def test_close_summary(caplog):
+    pipeline = make_pipeline()
+    process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    with pytest.raises(DropItem):
+        process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS)})
+    with caplog.at_level(logging.INFO, logger="crawler.pipelines"):
+        pipeline.close_spider()
+    assert caplog.record_tuples[-1] == (
+        "crawler.pipelines",
+        logging.INFO,
+        "Content dedup: 1 items dropped (exact: 1, near: 0), 1 unique, 0 without text",
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"DEDUP_CONTENT_ACTION": "delete"}, "DEDUP_CONTENT_ACTION='delete' is not an action"),
+        ({"DEDUP_CONTENT_BACKEND": "sqlite"}, "DEDUP_CONTENT_BACKEND='sqlite' is not a"),
+        ({"DEDUP_LONG_THRESHOLD": 5}, "DEDUP_LONG_THRESHOLD=5 must be a Hamming distance"),
+    ],
+)
+def test_bad_settings_name_the_setting(settings, message):
+    with pytest.raises(ValueError, match=message):
+        make_pipeline(settings)
+
+
+def test_switched_off():
+    crawler = get_crawler(NamedSpider, {"DEDUP_CONTENT_ENABLED": False})
+    with pytest.raises(NotConfigured, match="DEDUP_CONTENT_ENABLED"):
+        build_from_crawler(NearDuplicatePipeline, crawler)
+
+
+def test_redis_backend_is_shared_by_workers(redis_server):
+    settings = {"DEDUP_CONTENT_BACKEND": "redis", "DEDUP_REDIS_URL": redis_server.url}
+    worker_a, worker_b = make_pipeline(settings), make_pipeline(settings)
+    process(worker_a, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(worker_b, {"url": "https://b.test/1", "html": page(PARAGRAPHS)})
+    assert len(worker_a.detector) == 1
