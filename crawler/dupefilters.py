@@ -261,8 +261,7 @@ class URLDupeFilter(BaseDupeFilter):
                 self.frontier.finished(source_key)
         if self._add(key, request):
             self.new_urls += 1
-            self.stats.inc_value("dedup/url/new")
-            if self.new_urls % 1000 == 0:
+            if not self.new_urls % 1000:
                 self._update_store_stats()
             return False
         return True
@@ -328,6 +327,7 @@ class URLDupeFilter(BaseDupeFilter):
     # Reporting
 
     def _update_store_stats(self) -> None:
+        self.stats.set_value("dedup/url/new", self.new_urls)
         store_stats = self.seen.stats()
         for name, value in store_stats.items():
             self.stats.set_value(f"dedup/{self.seen_kind}/{name}", value)

@@ -13,7 +13,9 @@ values that ignore those differences:
 The fingerprint of a text depends only on the text and on :data:`FINGERPRINT_VERSION`: not
 on the process (Python's ``hash()`` is never used), the machine or the byte order.
 :func:`describe` lists the settings it is built with, for the rules signature of a persisted
-index; a change to any of them increments :data:`FINGERPRINT_VERSION`.
+index; a change to any of them increments :data:`FINGERPRINT_VERSION`. (Normalization reads
+the Unicode database of the running Python: a character that a later Unicode version
+assigns can normalize differently between Python versions; assigned characters do not.)
 
 Nothing here imports Scrapy.
 """
@@ -27,8 +29,8 @@ import unicodedata
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import xxhash
+from simhash import Simhash
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -67,6 +69,8 @@ CJK_NGRAM = 2
 WORD_NGRAMS: tuple[int, ...] = (2,)
 
 _CONTENT_HASH_BYTES = 16
+# the largest integer weight the simhash package multiplies a uint8 array by without error
+_PACKAGE_MAX_INT_WEIGHT = 255
 
 # Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, the Japanese
 # iteration and closing marks, kana, Bopomofo and the CJK ideographs of every plane.
@@ -86,6 +90,8 @@ _NO_SPACE_SCRIPTS = (
 _HAS_NO_SPACE_SCRIPT = re.compile(f"[{_NO_SPACE_SCRIPTS}]")
 _SEGMENT = re.compile(f"([{_NO_SPACE_SCRIPTS}]+)|([^\\s{_NO_SPACE_SCRIPTS}]+)")
 _DIGIT_RUN = re.compile("00+")
+# masked numbers separated only by spaces (they were "2024-05-01", "1,234", "3.14")
+_NUMBER_RUN = re.compile(r"(?<!\S)0(?: 0)+(?!\S)")
 
 
 @functools.cache
@@ -118,8 +124,10 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     - Case is folded (:meth:`str.casefold`): ``"Straße"`` and ``"STRASSE"`` agree.
     - Punctuation and symbols (Unicode categories P* and S*) and control characters become
       spaces; invisible format characters (soft hyphen, zero-width space) are deleted.
-    - Every number becomes ``"0"``: each decimal digit of any script maps to ``"0"`` and
-      a run of digits to a single ``"0"``, so dates, counters and prices stop mattering.
+    - Every number becomes ``"0"``: each decimal digit of any script maps to ``"0"``, a
+      run of digits to a single ``"0"``, and numbers separated only by punctuation or
+      spaces (``2024-05-01``, ``1,234.5``) to a single ``"0"``, so dates, counters and
+      prices stop mattering.
     - Whitespace is collapsed to single spaces and stripped.
     - With ``fold_repeats=True``, a text that is one block repeated end to end at least
       *min_repeats* times becomes that block (see :func:`fold_repeated_block`).
@@ -128,7 +136,7 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     accepted; *min_repeats* below 2 raises :exc:`ValueError`.
 
     >>> normalize_text("Posted 2024-05-01 — 1,234 views!")
-    'posted 0 0 0 0 0 views'
+    'posted 0 views'
     >>> normalize_text("\uff26\uff35\uff2c\uff2c\u3000\uff37idth Straße")  # full-width
     'full width strasse'
     >>> normalize_text("你好\uff0c世界\uff01")  # full-width comma and exclamation mark
@@ -143,7 +151,7 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     if not text.isascii():
         # case folding and deletions can leave sequences that NFKC composes differently
         text = unicodedata.normalize("NFKC", text)
-    text = _DIGIT_RUN.sub("0", " ".join(text.split()))
+    text = _NUMBER_RUN.sub("0", _DIGIT_RUN.sub("0", " ".join(text.split())))
     if fold_repeats:
         text = fold_repeated_block(text, min_repeats=min_repeats)
     return text
@@ -276,36 +284,40 @@ def _word_ngrams(words: list[str], sizes: tuple[int, ...]) -> list[str]:
     return ngrams
 
 
-def _feature_digest(feature: str) -> bytes:
-    try:
-        return xxhash.xxh64_digest(feature.encode("utf-8"))
-    except UnicodeEncodeError:
-        return xxhash.xxh64_digest(feature.encode("utf-8", "surrogatepass"))
-
-
 def simhash_of_features(features: Mapping[str, int]) -> int:
     """Return the 64-bit SimHash of weighted features.
 
-    - Each feature is hashed with XXH64 of its UTF-8 bytes (the 8-byte big-endian digest,
-      whose first bit is the fingerprint's most significant bit); bit *i* of the result is
-      1 when the features whose hash has bit *i* set weigh more than half of the total.
-    - Weights are exact whatever their size (integers summed in 64 bits): the result is the
-      one ``simhash.Simhash(features, f=64, hashfunc=xxhash.xxh64_digest)`` computes when
-      every weight is 255 or less, where that package does not overflow under NumPy 2.
+    - Computed by the ``simhash`` package (``Simhash(features, f=64, hashfunc=...)``) with
+      XXH64 as the feature hash: the 8-byte big-endian digest of the feature's UTF-8 bytes,
+      whose first bit is the fingerprint's most significant bit. Bit *i* of the result is 1
+      when the features whose hash has bit *i* set weigh more than half of the total.
+    - Weights are exact whatever their size. (The package multiplies a ``uint8`` bit array
+      by an integer weight, which NumPy 2 refuses above 255: simhash issue #74. Such
+      weights are passed as ``float``, which takes the package's float64 path, exact for
+      integers below 2**53.)
     - Features with a weight of 0 or less are ignored; no features gives 0.
+    - A lone surrogate in a feature is hashed as ``"?"`` (it has no UTF-8 form).
 
     >>> simhash_of_features({"a": 1000, "b": 1}) == simhash_of_features({"a": 1})
     True
     """
-    weighted = [(feature, weight) for feature, weight in features.items() if weight > 0]
+    weighted = [
+        (feature, weight if weight <= _PACKAGE_MAX_INT_WEIGHT else float(weight))
+        for feature, weight in features.items()
+        if weight > 0
+    ]
     if not weighted:
         return 0
-    digests = b"".join([_feature_digest(feature) for feature, _ in weighted])
-    bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8)).reshape(-1, FINGERPRINT_BITS)
-    weights = np.fromiter((weight for _, weight in weighted), dtype=np.int64, count=len(weighted))
-    bit_weights = weights @ bits
-    fingerprint_bits = 2 * bit_weights > int(weights.sum())
-    return int.from_bytes(np.packbits(fingerprint_bits).tobytes(), "big")
+    try:
+        fingerprint = Simhash(weighted, f=FINGERPRINT_BITS, hashfunc=xxhash.xxh64_digest)
+    except UnicodeEncodeError:
+        encodable = [(_without_surrogates(feature), weight) for feature, weight in weighted]
+        fingerprint = Simhash(encodable, f=FINGERPRINT_BITS, hashfunc=xxhash.xxh64_digest)
+    return int(fingerprint.value)
+
+
+def _without_surrogates(feature: str) -> str:
+    return feature.encode("utf-8", "replace").decode("utf-8")
 
 
 def simhash_of_normalized(normalized: str) -> int:
