@@ -9,7 +9,7 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from crawler import signals as dedup_signals
-from crawler.dupefilters import META_KEY, URLDupeFilter
+from crawler.dupefilters import META_KEY, URLDupeFilter, request_to_dict
 from crawler.persistence import StateFileError
 
 BACKENDS = ["bloom", "memory"]
@@ -167,6 +167,7 @@ def test_log_once(caplog, backend):
         )
     ]
     assert dupefilter.crawler.stats.get_value("dupefilter/filtered") == 2
+    dupefilter.close("finished")  # reasons are published every 1000 and at close
     assert dupefilter.crawler.stats.get_value("dedup/url/filtered/repeat") == 2
 
 
@@ -191,6 +192,7 @@ def test_log_debug_with_referer(caplog, backend):
     ]
     stats = dupefilter.crawler.stats
     assert stats.get_value("dupefilter/filtered") == 2
+    dupefilter.close("finished")
     assert stats.get_value("dedup/url/filtered/repeat") == 1
     assert stats.get_value("dedup/url/filtered/strip-tracking-params") == 1
 
@@ -321,3 +323,25 @@ def test_request_key_is_kept_in_meta(backend):
     request = Request("http://a.test/x")
     dupefilter.request_seen(request)
     assert len(request.meta[META_KEY]) == 16
+
+
+def test_request_serialization_matches_scrapys():
+    dupefilter = make_dupefilter()
+    spider = dupefilter.crawler.spider
+    request = Request("http://a.test/x", callback=spider.parse, errback=spider.parse, meta={"a": 1})
+    assert request_to_dict(request, spider) == request.to_dict(spider=spider)
+    assert request.callback == spider.parse  # restored
+    plain = Request("http://a.test/y")
+    assert request_to_dict(plain, spider) == plain.to_dict(spider=spider)
+    with pytest.raises(ValueError, match="is not an instance method"):
+        request_to_dict(Request("http://a.test/z", callback=lambda response: None), spider)
+
+
+def test_unserializable_request_is_counted_and_still_crawled(tmp_path, caplog):
+    dupefilter = make_dupefilter({"DEDUP_STATE_DIR": str(tmp_path)})
+    dupefilter.open()
+    request = Request("http://a.test/z", callback=lambda response: None)
+    with caplog.at_level(logging.WARNING, logger="crawler.dupefilters"):
+        assert not dupefilter.request_seen(request)
+    assert dupefilter.crawler.stats.get_value("dedup/url/unresumable") == 1
+    assert "Cannot record <GET http://a.test/z> for crash-safe resume" in caplog.text
