@@ -24,6 +24,10 @@ DEDUP_CONTENT_BACKEND = "memory"
 #: Switch the content pipeline on or off.
 DEDUP_CONTENT_ENABLED = True
 
+#: Worker processes that extract and fingerprint pages; 0: a thread of the
+#: crawl process (measured in bench/offload.py: processes are faster on 2+ cores).
+DEDUP_CONTENT_WORKERS = 2
+
 #: Fold a text that is one block repeated end to end ("abcabcabc" -> "abc").
 DEDUP_FOLD_REPEATS = False
 

@@ -17,7 +17,8 @@ superset ``gb18030``, ``iso-8859-1`` and ``ascii`` as ``cp1252``):
    are valid UTF-8 with non-ASCII characters (a page converted to UTF-8 that kept its old
    declaration);
 4. UTF-8, when the bytes are valid UTF-8;
-5. detection by charset-normalizer on the first 64 KiB;
+5. detection by charset-normalizer on the first 64 KiB, among the legacy encodings browsers
+   support (``cp1252`` when it is as likely as the best guess, as browsers default to it);
 6. ``cp1252``, which decodes any byte.
 
 A declared encoding (2, 3) is used unless it is unknown or fails to decode: more than one
@@ -91,8 +92,42 @@ _BINARY_SIGNATURES: Final = (
 _SNIFF_BYTES: Final = 4096
 _DETECTION_BYTES: Final = 64 * 1024
 _MAX_DECODING_ERRORS_PER_CHAR: Final = 0.001
+# The legacy encodings of the WHATWG Encoding Standard, as Python codecs: what detection may
+# choose from (a page cannot be in an encoding no browser reads).
+_DETECTABLE_CODECS: Final = (
+    "cp1252",
+    "cp1250",
+    "cp1251",
+    "cp1253",
+    "cp1254",
+    "cp1255",
+    "cp1256",
+    "cp1257",
+    "cp1258",
+    "cp866",
+    "cp874",
+    "iso8859_2",
+    "iso8859_4",
+    "iso8859_5",
+    "iso8859_6",
+    "iso8859_7",
+    "iso8859_8",
+    "iso8859_10",
+    "iso8859_13",
+    "iso8859_14",
+    "iso8859_15",
+    "iso8859_16",
+    "koi8_r",
+    "koi8_u",
+    "mac_roman",
+    "gb18030",
+    "big5",
+    "euc_jp",
+    "shift_jis",
+    "euc_kr",
+)
 # WHATWG labels that Python's codec registry does not know
-_EXTRA_LABELS: Final = {"x-gbk": "gb18030", "x-user-defined": "cp1252"}
+_EXTRA_LABELS: Final = {"x-gbk": "gb18030"}
 
 
 @dataclass(frozen=True)
@@ -152,8 +187,8 @@ def extract(
     - A page larger than *max_bytes* (bytes; characters for ``str`` input) is cut at the
       last ``<`` before the limit and extracted: status ``"truncated"``. ``None`` means no
       limit. A *max_bytes* below 1 raises :exc:`ValueError`.
-    - The text has no comments, navigation or boilerplate; tables are kept. Paragraphs are
-      separated by newlines.
+    - Comments, navigation and boilerplate are left out (as trafilatura judges them);
+      tables are kept. Paragraphs are separated by newlines.
     - Never raises on the page content: trafilatura's own errors give ``"failed"``.
 
     >>> page = "<html><body><article><p>" + "Real words of an article. " * 20
@@ -302,13 +337,19 @@ def _decode_tolerantly(data: bytes, codec: str) -> str | None:
 
 def _detect(head: bytes) -> str | None:
     try:
-        best = detect_charsets(head).best()
+        matches = detect_charsets(head, cp_isolation=list(_DETECTABLE_CODECS))
     except Exception:
         logger.debug("charset detection failed", exc_info=True)
         return None
+    best = matches.best()
     if best is None:
         return None
-    return resolve_encoding(best.encoding) or None
+    for match in matches:
+        # between equally likely readings, the one browsers default to (WHATWG)
+        tied = (match.chaos, match.coherence) == (best.chaos, best.coherence)
+        if tied and "cp1252" in match.could_be_from_charset:
+            return "cp1252"
+    return resolve_encoding(best.encoding)
 
 
 def _is_binary(data: bytes) -> bool:

@@ -91,6 +91,29 @@ class Decision:
     added: bool
 
 
+@dataclass(frozen=True)
+class TextFingerprint:
+    """What the detector needs of a text: computed once, anywhere, then looked up."""
+
+    normalized_length: int
+    fingerprint: int
+    content_hash: bytes
+
+
+def fingerprint_text(
+    text: str, *, fold_repeats: bool = False, min_repeats: int = DEFAULT_MIN_REPEATS
+) -> TextFingerprint:
+    """Normalize *text* and return its length, SimHash and content hash."""
+    normalized = fingerprints.normalize_text(
+        text, fold_repeats=fold_repeats, min_repeats=min_repeats
+    )
+    return TextFingerprint(
+        normalized_length=len(normalized),
+        fingerprint=fingerprints.simhash_of_normalized(normalized),
+        content_hash=fingerprints.content_hash(normalized),
+    )
+
+
 def content_signature(*, fold_repeats: bool, min_repeats: int) -> dict[str, Any]:
     """The rules a stored content index depends on, as recorded in its state files.
 
@@ -253,20 +276,28 @@ class NearDuplicateDetector:
         """Return the earlier document *text* duplicates, or keep it and return ``None``."""
         return self.check(key, text).match
 
+    def fingerprint(self, text: str) -> TextFingerprint:
+        """Normalize *text* and fingerprint it; pure, safe in any thread or process."""
+        return fingerprint_text(text, fold_repeats=self.fold_repeats, min_repeats=self.min_repeats)
+
     def check(self, key: str, text: str, *, add: bool = True) -> Decision:
         """Look *text* up; keep it as document *key* when it is new and *add* is true.
 
         Returns the whole :class:`Decision`, with the text's own fingerprint, for audit.
         """
-        normalized = fingerprints.normalize_text(
-            text, fold_repeats=self.fold_repeats, min_repeats=self.min_repeats
-        )
-        content_hash = fingerprints.content_hash(normalized)
-        fingerprint = fingerprints.simhash_of_normalized(normalized)
-        threshold = self.threshold_for(len(normalized))
+        return self.check_fingerprinted(key, self.fingerprint(text), add=add)
+
+    def check_fingerprinted(
+        self, key: str, text_fingerprint: TextFingerprint, *, add: bool = True
+    ) -> Decision:
+        """:meth:`check` for a text already fingerprinted (e.g. in a worker process)."""
+        fingerprint = text_fingerprint.fingerprint
+        content_hash = text_fingerprint.content_hash
+        normalized_length = text_fingerprint.normalized_length
+        threshold = self.threshold_for(normalized_length)
         if self.shared_index is not None:
             return self._check_shared(
-                key, fingerprint, content_hash, len(normalized), threshold, add=add
+                key, fingerprint, content_hash, normalized_length, threshold, add=add
             )
         with self._lock:
             match = self._exact_match(key, content_hash, fingerprint)
@@ -280,7 +311,7 @@ class NearDuplicateDetector:
             match=match,
             fingerprint=fingerprint,
             content_hash=content_hash,
-            normalized_length=len(normalized),
+            normalized_length=normalized_length,
             threshold=threshold,
             added=added,
         )

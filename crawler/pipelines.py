@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,9 +23,9 @@ from twisted.internet.threads import deferToThread
 
 from crawler import defaults
 from crawler.dupefilters import state_dir_from_settings
-from crawler.extract import extract
 from crawler.index.redis import RedisContentIndex
 from crawler.neardup import NearDuplicateDetector
+from crawler.pages import fingerprint_page
 from crawler.redis_access import (
     RedisConnection,
     redact,
@@ -54,8 +56,9 @@ class NearDuplicatePipeline:
     * the text comes from ``DEDUP_TEXT_FIELD`` when the item has it, else the
       main text is extracted (trafilatura) from ``DEDUP_HTML_FIELD``; items
       with neither pass through untouched;
-    * extraction and fingerprinting run in a worker thread, never on the
-      reactor; the look-up and insert happen together;
+    * extraction and fingerprinting run in ``DEDUP_CONTENT_WORKERS`` worker
+      processes (in a thread when 0), never on the reactor; the look-up and
+      insert happen together;
     * ``DEDUP_CONTENT_ACTION = "drop"`` raises ``DropItem`` (logged at INFO)
       naming the earlier URL and the distance; ``"mark"`` keeps the item and
       adds ``duplicate_of``, ``distance`` and ``simhash``;
@@ -75,6 +78,7 @@ class NearDuplicatePipeline:
         max_page_bytes: int = defaults.DEDUP_MAX_PAGE_BYTES,
         audit_path: Path | None = None,
         state_dir: Path | None = None,
+        workers: int = defaults.DEDUP_CONTENT_WORKERS,
     ) -> None:
         if action not in CONTENT_ACTIONS:
             raise ValueError(
@@ -91,6 +95,8 @@ class NearDuplicatePipeline:
         self.audit_path = audit_path
         self.state_dir = state_dir
         self._audit: IO[str] | None = None
+        self.workers = workers
+        self._processes: ProcessPoolExecutor | None = None
         self.counts: dict[str, int] = {"unique": 0, "exact": 0, "near": 0, "no_text": 0}
 
     @classmethod
@@ -134,6 +140,7 @@ class NearDuplicatePipeline:
             max_page_bytes=settings.getint("DEDUP_MAX_PAGE_BYTES", defaults.DEDUP_MAX_PAGE_BYTES),
             audit_path=Path(audit_file) if audit_file else None,
             state_dir=state_dir_from_settings(settings) if shared_index is None else None,
+            workers=settings.getint("DEDUP_CONTENT_WORKERS", defaults.DEDUP_CONTENT_WORKERS),
         )
 
     def open_spider(self) -> None:
@@ -155,11 +162,18 @@ class NearDuplicatePipeline:
                 "Content dedup state in %(dir)s: %(count)d documents from earlier runs",
                 {"dir": self.state_dir, "count": len(self.detector)},
             )
+        if self.workers > 0:
+            # spawn, not fork: a forked copy of a running reactor is no place for work
+            self._processes = ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context("spawn")
+            )
         if self.audit_path is not None:
             self.audit_path.parent.mkdir(parents=True, exist_ok=True)
             self._audit = self.audit_path.open("a", encoding="utf-8", buffering=1)
 
     def close_spider(self) -> None:
+        if self._processes is not None:
+            self._processes.shutdown(wait=True, cancel_futures=True)
         self.detector.close()
         if self._audit is not None:
             self._audit.close()
@@ -205,16 +219,26 @@ class NearDuplicatePipeline:
     def _decide(
         self, url: str, text: Any, html: Any, encoding: str | None
     ) -> tuple[str, Decision | None]:
-        """Extract, fingerprint and look up; runs in a worker thread."""
-        status = "ok"
-        if text is None:
-            extraction = extract(
-                html, url or None, encoding=encoding, max_bytes=self.max_page_bytes
-            )
-            status, text = extraction.status, extraction.text
-        if not isinstance(text, str) or not text.strip():
-            return status, None
-        return status, self.detector.check(url, text)
+        """Extract and fingerprint (in a worker process when there are any),
+        then look up; runs in a thread, off the reactor."""
+        arguments = (
+            html if isinstance(html, (str, bytes)) else None,
+            text if isinstance(text, str) else None,
+        )
+        options: dict[str, Any] = {
+            "url": url or None,
+            "encoding": encoding,
+            "max_bytes": self.max_page_bytes,
+            "fold_repeats": self.detector.fold_repeats,
+            "min_repeats": self.detector.min_repeats,
+        }
+        if self._processes is None:
+            page = fingerprint_page(*arguments, **options)
+        else:
+            page = self._processes.submit(fingerprint_page, *arguments, **options).result()
+        if page.fingerprint is None:
+            return page.status, None
+        return page.status, self.detector.check_fingerprinted(url, page.fingerprint)
 
     @staticmethod
     def _encoding(adapter: ItemAdapter) -> str | None:

@@ -99,9 +99,9 @@ def test_exact_duplicate_matches_the_first_key_and_is_not_added():
 
 def test_near_duplicate_matches_and_is_not_added():
     detector = NearDuplicateDetector()
-    words = distinct_text(3, words=80).split()
+    words = distinct_text(3, words=600).split()
     original = " ".join(words)
-    edited = " ".join([*words[:40], "inserted", *words[40:]])
+    edited = " ".join([*words[:300], "inserted", *words[300:]])
     distance = hamming_distance(simhash(original), simhash(edited))
     assert 0 < distance <= 3, distance
     assert detector.check_and_add("original", original) is None
@@ -114,7 +114,7 @@ def test_near_duplicate_matches_and_is_not_added():
 
 def test_the_earlier_document_stays_the_representative():
     detector = NearDuplicateDetector()
-    words = distinct_text(4, words=80).split()
+    words = distinct_text(4, words=600).split()
     texts = [" ".join([*words[:n], "extra", *words[n:]]) for n in (10, 20)]
     assert detector.check_and_add("original", " ".join(words)) is None
     matches = [detector.check_and_add(f"edit-{n}", text) for n, text in enumerate(texts)]
@@ -452,7 +452,7 @@ def test_document_table_keys_round_trip():
 
 
 def test_documents_persist_across_instances(tmp_path):
-    texts = [distinct_text(n) for n in range(30)]
+    texts = [distinct_text(n, words=2000) for n in range(30)]
     with NearDuplicateDetector() as detector:
         detector.open(tmp_path, snapshot_every=7)
         for number, text in enumerate(texts):

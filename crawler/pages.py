@@ -1,0 +1,49 @@
+"""From a page (HTML or text) to what the content index needs, in one call.
+
+Pure and picklable, so the pipeline can run it in a worker process: extraction
+and fingerprinting are the CPU-heavy part of content dedup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crawler.extract import extract
+from crawler.neardup import TextFingerprint, fingerprint_text
+
+
+@dataclass(frozen=True)
+class PageFingerprint:
+    """``status`` is the extraction's (``"ok"`` for given text); ``fingerprint``
+    is ``None`` when the page has no text."""
+
+    status: str
+    fingerprint: TextFingerprint | None
+
+
+def fingerprint_page(
+    html: str | bytes | None,
+    text: str | None = None,
+    *,
+    url: str | None = None,
+    encoding: str | None = None,
+    max_bytes: int = 5_000_000,
+    fold_repeats: bool = False,
+    min_repeats: int = 2,
+) -> PageFingerprint:
+    """Fingerprint *text* when given, else the main text extracted from *html*.
+
+    >>> fingerprint_page(None, "").fingerprint is None
+    True
+    >>> fingerprint_page(b"\\x89PNG\\r\\n\\x1a\\n...").status
+    'binary'
+    """
+    status = "ok"
+    if text is None:
+        extraction = extract(html, url, encoding=encoding, max_bytes=max_bytes)
+        status, text = extraction.status, extraction.text
+    if not isinstance(text, str) or not text.strip():
+        return PageFingerprint(status, None)
+    return PageFingerprint(
+        status, fingerprint_text(text, fold_repeats=fold_repeats, min_repeats=min_repeats)
+    )
