@@ -49,6 +49,9 @@ DEDUP_MIN_TEXT_CHARS = 50
 #: Redis key prefix of the shared content index (``%(spider)s``: the spider's name).
 DEDUP_REDIS_CONTENT_KEY = "%(spider)s:content"
 
+#: Redis key of the shared seen-URL store (scrapy-redis's layout).
+DEDUP_REDIS_KEY = "%(spider)s:dupefilter"
+
 #: Redis server of the shared backends; ``None`` means ``REDIS_URL``, else
 #: ``REDIS_HOST``/``REDIS_PORT``, else ``redis://127.0.0.1:6379``.
 DEDUP_REDIS_URL: str | None = None
@@ -69,7 +72,8 @@ DEDUP_STATE_DIR: str | None = None
 #: Item field holding already extracted text; used instead of the HTML when present.
 DEDUP_TEXT_FIELD = "text"
 
-#: Seen-URL store: ``bloom`` (local, persisted), ``memory`` (local, exact).
+#: Seen-URL store: ``bloom`` (local, persisted), ``memory`` (local, exact),
+#: ``redis`` (a set shared by workers), ``redis-bloom`` (a Bloom filter shared by workers).
 DEDUP_URL_BACKEND = "bloom"
 
 #: Expected number of distinct URLs; sizes the Bloom filter.

@@ -25,10 +25,17 @@ from scrapy.utils.request import referer_str, request_from_dict
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.frontier import Frontier
+from crawler.redis_access import (
+    RedisConnection,
+    redact,
+    redis_params_from_settings,
+    redis_url_from_settings,
+)
 from crawler.request_keys import KEY_VERSION, request_key
 from crawler.stores.bloom import BloomSeenSet
 from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.memory import MemorySeenSet
+from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
 from crawler.urls import UrlCanonicalizer, UrlRules
 
 if TYPE_CHECKING:
@@ -42,6 +49,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LOCAL_BACKENDS = ("bloom", "memory")
+REDIS_BACKENDS = ("redis", "redis-bloom")
 
 #: Request meta keys: the key the request was recorded under, and its URL then.
 META_KEY = "dedup_key"
@@ -73,15 +81,7 @@ def state_dir_from_settings(settings: BaseSettings) -> Path | None:
     return Path(state_dir) if state_dir else None
 
 
-def _seen_set_factory(settings: BaseSettings) -> tuple[str, Any]:
-    backend = settings.get("DEDUP_URL_BACKEND", defaults.DEDUP_URL_BACKEND)
-    if backend not in LOCAL_BACKENDS:
-        raise ValueError(
-            f"DEDUP_URL_BACKEND={backend!r} is not a URL store; "
-            f"use one of {', '.join(map(repr, LOCAL_BACKENDS))}"
-        )
-    if backend == "memory":
-        return backend, MemorySeenSet
+def _bloom_sizing(settings: BaseSettings) -> tuple[int, float]:
     capacity = settings.getint("DEDUP_URL_CAPACITY", defaults.DEDUP_URL_CAPACITY)
     if capacity < 1:
         raise ValueError(f"DEDUP_URL_CAPACITY={capacity!r} must be a positive number of URLs")
@@ -90,10 +90,40 @@ def _seen_set_factory(settings: BaseSettings) -> tuple[str, Any]:
         raise ValueError(
             f"DEDUP_URL_ERROR_RATE={error_rate!r} must be a probability between 0 and 1, e.g. 0.001"
         )
-    return backend, lambda: BloomSeenSet(capacity, error_rate)
+    return capacity, error_rate
 
 
-def url_signature(rules: UrlRules, seen: SeenSet) -> dict[str, Any]:
+def _backend(settings: BaseSettings) -> str:
+    backend = settings.get("DEDUP_URL_BACKEND", defaults.DEDUP_URL_BACKEND)
+    if backend not in LOCAL_BACKENDS + REDIS_BACKENDS:
+        raise ValueError(
+            f"DEDUP_URL_BACKEND={backend!r} is not a URL store; "
+            f"use one of {', '.join(map(repr, LOCAL_BACKENDS + REDIS_BACKENDS))}"
+        )
+    return str(backend)
+
+
+def _seen_set_factory(settings: BaseSettings, backend: str) -> Any:
+    if backend == "memory":
+        return MemorySeenSet
+    capacity, error_rate = _bloom_sizing(settings)
+    return lambda: BloomSeenSet(capacity, error_rate)
+
+
+def _redis_store(crawler: Crawler, backend: str) -> RedisSetSeenStore | RedisBloomSeenStore:
+    settings = crawler.settings
+    connection = RedisConnection(
+        redis_url_from_settings(settings), redis_params_from_settings(settings)
+    )
+    key = settings.get("DEDUP_REDIS_KEY", defaults.DEDUP_REDIS_KEY)
+    base = key % {"spider": crawler.spidercls.name}
+    if backend == "redis":
+        return RedisSetSeenStore(connection, base)
+    capacity, error_rate = _bloom_sizing(settings)
+    return RedisBloomSeenStore(connection, base, capacity, error_rate)
+
+
+def url_signature(rules: UrlRules, seen: Any) -> dict[str, Any]:
     """What a persisted URL store was built with, by setting name."""
     signature: dict[str, Any] = {
         "DEDUP_URL_BACKEND": seen.kind,
@@ -153,7 +183,7 @@ class URLDupeFilter(BaseDupeFilter):
         self,
         crawler: Crawler,
         canonicalizer: UrlCanonicalizer,
-        seen: SeenSet | JournaledSeenStore,
+        seen: SeenSet | JournaledSeenStore | RedisSetSeenStore | RedisBloomSeenStore,
         *,
         frontier: Frontier | None = None,
         debug: bool = False,
@@ -181,12 +211,20 @@ class URLDupeFilter(BaseDupeFilter):
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
         rules = url_rules_from_settings(settings)
-        backend, new_set = _seen_set_factory(settings)
+        backend = _backend(settings)
+        if backend in REDIS_BACKENDS:
+            return cls(
+                crawler,
+                UrlCanonicalizer(rules),
+                _redis_store(crawler, backend),
+                debug=settings.getbool("DUPEFILTER_DEBUG"),
+            )
+        new_set = _seen_set_factory(settings, backend)
         state_dir = state_dir_from_settings(settings)
         seen: SeenSet | JournaledSeenStore = new_set()
         frontier = None
         if state_dir is not None:
-            signature = url_signature(rules, seen)  # type: ignore[arg-type]
+            signature = url_signature(rules, seen)
             seen = JournaledSeenStore(
                 new_set,
                 state_dir,
@@ -223,7 +261,18 @@ class URLDupeFilter(BaseDupeFilter):
         if self._opened:
             return
         self._opened = True
-        if isinstance(self.seen, JournaledSeenStore):
+        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+            self.seen.open(url_signature(self.canonicalize.rules, self.seen))
+            logger.info(
+                "URL dedup shares its seen store in Redis at %(url)s, key %(key)s: "
+                "%(entries)d URLs seen by all workers",
+                {
+                    "url": redact(self.seen.connection.url),
+                    "key": self.seen.base,
+                    "entries": len(self.seen),
+                },
+            )
+        elif isinstance(self.seen, JournaledSeenStore):
             self.seen.open()
             logger.info(
                 "URL dedup state in %(dir)s: %(entries)d URLs seen in earlier runs",
@@ -267,7 +316,20 @@ class URLDupeFilter(BaseDupeFilter):
         logger.info("%(summary)s", {"summary": self.summary()})
 
     def clear(self) -> None:
-        """Called by scrapy-redis's scheduler when it flushes; local state stays."""
+        """Called by scrapy-redis's scheduler to flush: at start with
+        ``SCHEDULER_FLUSH_ON_START`` (honoured: the shared store is emptied),
+        and at close unless ``SCHEDULER_PERSIST`` (ignored: other workers may
+        still be crawling with it; clear it explicitly). Local state stays."""
+        if not isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+            return
+        if self.new_urls or self.filtered:
+            logger.info(
+                "Not clearing the shared seen store %(key)s at close: other workers may "
+                "still use it (set SCHEDULER_PERSIST = True to silence this)",
+                {"key": self.seen.base},
+            )
+            return
+        self.seen.clear()
 
     # Filtering
 
@@ -374,7 +436,7 @@ class URLDupeFilter(BaseDupeFilter):
         store_stats = self.seen.stats()
         for name, value in store_stats.items():
             self.stats.set_value(f"dedup/{self.seen_kind}/{name}", value)
-        if self.seen_kind != "bloom":
+        if "fill_ratio" not in store_stats:
             return
         fill_ratio = store_stats["fill_ratio"]
         if fill_ratio >= FILL_WARNING_RATIO and not self._fill_warned:
@@ -385,7 +447,7 @@ class URLDupeFilter(BaseDupeFilter):
                 "its false-positive rate. Raise DEDUP_URL_CAPACITY for the next crawl.",
                 {"entries": store_stats["entries"], "percent": fill_ratio * 100},
             )
-        if store_stats["filters"] > 1 and not self._growth_warned:
+        if store_stats.get("filters", 1) > 1 and not self._growth_warned:
             self._growth_warned = True
             logger.warning(
                 "The URL Bloom filter outgrew DEDUP_URL_CAPACITY and added a filter "
@@ -409,7 +471,7 @@ class URLDupeFilter(BaseDupeFilter):
             f"{f' ({reasons})' if reasons else ''}, {self.new_urls} new URLs; "
             f"{self.seen_kind} store holds {store['entries']} URLs"
         )
-        if self.seen_kind == "bloom":
+        if "fill_ratio" in store:
             line += (
                 f", {store['fill_ratio']:.1%} of capacity, estimated false-positive "
                 f"rate {store['false_positive_rate']:.2g}"

@@ -1,0 +1,98 @@
+"""URLDupeFilter on the shared Redis backends, against a real redis-server."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy import Request, Spider
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+from scrapy_redis.scheduler import Scheduler as RedisScheduler
+
+from crawler.dupefilters import URLDupeFilter
+from crawler.redis_access import RedisSignatureMismatch
+
+
+class NamedSpider(Spider):
+    name = "named"
+
+
+@pytest.fixture(params=["redis", "redis-bloom"])
+def backend(request):
+    return request.param
+
+
+def worker(redis_server, backend: str, **settings) -> URLDupeFilter:
+    crawler = get_crawler(
+        NamedSpider,
+        {
+            "DEDUP_URL_BACKEND": backend,
+            "DEDUP_URL_CAPACITY": 10_000,
+            "REDIS_URL": redis_server.url,
+            **settings,
+        },
+    )
+    crawler.spider = crawler._create_spider()
+    return build_from_crawler(URLDupeFilter, crawler)
+
+
+def test_workers_share_one_memory(redis_server, backend):
+    first, second = worker(redis_server, backend), worker(redis_server, backend)
+    first.open()
+    second.open()
+    assert not first.request_seen(Request("http://a.test/page?id=1"))
+    assert second.request_seen(Request("HTTP://A.TEST/page/?id=1&utm_source=x"))
+    assert not second.request_seen(Request("http://a.test/other"))
+    assert first.request_seen(Request("http://a.test/other#top"))
+    first.close("finished")
+    # closing a worker keeps what the others still use
+    third = worker(redis_server, backend)
+    third.open()
+    assert third.request_seen(Request("http://a.test/page?id=1"))
+
+
+def test_keys_follow_scrapy_redis_layout(redis_server, backend):
+    dupefilter = worker(redis_server, backend)
+    dupefilter.open()
+    dupefilter.request_seen(Request("http://a.test/"))
+    keys = {key.decode() for key in dupefilter.seen.connection.client.keys("*")}
+    assert "named:dupefilter" in keys or any(k.startswith("{named:dupefilter}:") for k in keys)
+
+
+def test_worker_with_other_rules_refuses_to_start(redis_server, backend):
+    worker(redis_server, backend).open()
+    other = worker(redis_server, backend, DEDUP_URL_LOWERCASE_PATH=True)
+    with pytest.raises(RedisSignatureMismatch, match="DEDUP_URL_LOWERCASE_PATH: False -> True"):
+        other.open()
+
+
+def test_clear_at_start_only(redis_server, backend):
+    first = worker(redis_server, backend)
+    first.open()
+    first.request_seen(Request("http://a.test/1"))
+    first.clear()  # as scrapy-redis does at close without SCHEDULER_PERSIST: ignored
+    second = worker(redis_server, backend)
+    second.clear()  # SCHEDULER_FLUSH_ON_START: before any request, honoured
+    second.open()
+    assert not second.request_seen(Request("http://a.test/1"))
+
+
+def test_under_scrapy_redis_scheduler(redis_server, backend):
+    crawler = get_crawler(
+        NamedSpider,
+        {
+            "DUPEFILTER_CLASS": "crawler.dupefilters.URLDupeFilter",
+            "DEDUP_URL_BACKEND": backend,
+            "DEDUP_URL_CAPACITY": 10_000,
+            "REDIS_URL": redis_server.url,
+            "SCHEDULER_PERSIST": True,
+        },
+    )
+    spider = crawler._create_spider()
+    crawler.spider = spider
+    scheduler = RedisScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    assert isinstance(scheduler.df, URLDupeFilter)
+    assert scheduler.enqueue_request(Request("http://a.test/x"))
+    assert not scheduler.enqueue_request(Request("http://a.test/x/?fbclid=1"))
+    assert len(scheduler) == 1
+    scheduler.close("finished")
