@@ -25,12 +25,7 @@ from scrapy.utils.request import referer_str, request_from_dict
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.frontier import Frontier
-from crawler.redis_access import (
-    RedisConnection,
-    redact,
-    redis_params_from_settings,
-    redis_url_from_settings,
-)
+from crawler.redis_access import connection_from_settings, redact
 from crawler.request_keys import KEY_VERSION, request_key
 from crawler.stores.bloom import BloomSeenSet
 from crawler.stores.journaled import JournaledSeenStore
@@ -112,9 +107,7 @@ def _seen_set_factory(settings: BaseSettings, backend: str) -> Any:
 
 def _redis_store(crawler: Crawler, backend: str) -> RedisSetSeenStore | RedisBloomSeenStore:
     settings = crawler.settings
-    connection = RedisConnection(
-        redis_url_from_settings(settings), redis_params_from_settings(settings)
-    )
+    connection = connection_from_settings(settings)
     key = settings.get("DEDUP_REDIS_KEY", defaults.DEDUP_REDIS_KEY)
     base = key % {"spider": crawler.spidercls.name}
     if backend == "redis":

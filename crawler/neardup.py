@@ -293,58 +293,40 @@ class NearDuplicateDetector:
         """:meth:`check` for a text already fingerprinted (e.g. in a worker process)."""
         fingerprint = text_fingerprint.fingerprint
         content_hash = text_fingerprint.content_hash
-        normalized_length = text_fingerprint.normalized_length
-        threshold = self.threshold_for(normalized_length)
+        threshold = self.threshold_for(text_fingerprint.normalized_length)
         if self.shared_index is not None:
-            return self._check_shared(
-                key, fingerprint, content_hash, normalized_length, threshold, add=add
-            )
-        with self._lock:
-            match = self._exact_match(key, content_hash, fingerprint)
-            if match is None and threshold is not None:
-                match = self._near_match(fingerprint, threshold)
-            added = add and match is None
-            if added:
-                self._add(key, fingerprint, content_hash, near_indexed=threshold is not None)
+            match = self._shared_match(key, fingerprint, content_hash, threshold, add=add)
+        else:
+            with self._lock:
+                match = self._exact_match(key, content_hash, fingerprint)
+                if match is None and threshold is not None:
+                    match = self._near_match(fingerprint, threshold)
+                if add and match is None:
+                    self._add(key, fingerprint, content_hash, near_indexed=threshold is not None)
         return Decision(
             key=key,
             match=match,
             fingerprint=fingerprint,
             content_hash=content_hash,
-            normalized_length=normalized_length,
-            threshold=threshold,
-            added=added,
-        )
-
-    def _check_shared(
-        self,
-        key: str,
-        fingerprint: int,
-        content_hash: bytes,
-        normalized_length: int,
-        threshold: int | None,
-        *,
-        add: bool,
-    ) -> Decision:
-        assert self.shared_index is not None
-        found = self.shared_index.check_and_add(key, fingerprint, content_hash, threshold, add=add)
-        match = None
-        if found is not None:
-            kind, earlier_key, earlier_fingerprint, distance = found
-            match = Match(
-                key=earlier_key,
-                distance=distance,
-                kind="exact" if kind == "exact" else "near",
-                fingerprint=earlier_fingerprint,
-            )
-        return Decision(
-            key=key,
-            match=match,
-            fingerprint=fingerprint,
-            content_hash=content_hash,
-            normalized_length=normalized_length,
+            normalized_length=text_fingerprint.normalized_length,
             threshold=threshold,
             added=add and match is None,
+        )
+
+    def _shared_match(
+        self, key: str, fingerprint: int, content_hash: bytes, threshold: int | None, *, add: bool
+    ) -> Match | None:
+        """Look up and insert in one atomic step of the shared index."""
+        assert self.shared_index is not None
+        found = self.shared_index.check_and_add(key, fingerprint, content_hash, threshold, add=add)
+        if found is None:
+            return None
+        kind, earlier_key, earlier_fingerprint, distance = found
+        return Match(
+            key=earlier_key,
+            distance=distance,
+            kind="exact" if kind == "exact" else "near",
+            fingerprint=earlier_fingerprint,
         )
 
     def _exact_match(self, key: str, content_hash: bytes, fingerprint: int) -> Match | None:

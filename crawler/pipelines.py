@@ -26,12 +26,7 @@ from crawler.dupefilters import state_dir_from_settings
 from crawler.index.redis import RedisContentIndex
 from crawler.neardup import NearDuplicateDetector
 from crawler.pages import fingerprint_page
-from crawler.redis_access import (
-    RedisConnection,
-    redact,
-    redis_params_from_settings,
-    redis_url_from_settings,
-)
+from crawler.redis_access import connection_from_settings, redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -114,10 +109,7 @@ class NearDuplicatePipeline:
         if backend == "redis":
             base = settings.get("DEDUP_REDIS_CONTENT_KEY", defaults.DEDUP_REDIS_CONTENT_KEY)
             shared_index = RedisContentIndex(
-                RedisConnection(
-                    redis_url_from_settings(settings), redis_params_from_settings(settings)
-                ),
-                base % {"spider": crawler.spidercls.name},
+                connection_from_settings(settings), base % {"spider": crawler.spidercls.name}
             )
         detector = NearDuplicateDetector(
             short_text_chars=settings.getint(

@@ -61,6 +61,11 @@ def redis_params_from_settings(settings: Any) -> dict[str, Any]:
     return params
 
 
+def connection_from_settings(settings: Any) -> RedisConnection:
+    """A :class:`RedisConnection` to the server the settings name (not opened)."""
+    return RedisConnection(redis_url_from_settings(settings), redis_params_from_settings(settings))
+
+
 def redact(url: str) -> str:
     """*url* without its password, for logs and errors.
 

@@ -255,3 +255,27 @@ def redis_server_factory(tmp_path: Path) -> Iterator[Callable[..., RedisServerPr
     yield start
     for server in started:
         server.stop()
+
+
+# -- real crawls ------------------------------------------------------------------------------
+
+
+def scrapy_crawl_command(url: str, *arguments: str, spider: str = "site") -> list[str]:
+    """``scrapy crawl <spider> -a url=<url> <arguments>`` run by this Python."""
+    return [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"url={url}", *arguments]
+
+
+def run_scrapy(command: list[str], timeout: float = 120) -> str:
+    """Run a scrapy command from the repository root until it ends; it must succeed.
+    Returns its log (stderr)."""
+    completed = subprocess.run(
+        command,
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed.stderr

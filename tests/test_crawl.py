@@ -10,7 +10,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-from tests.conftest import REPO_ROOT, _child_env
+from tests.conftest import REPO_ROOT, _child_env, run_scrapy, scrapy_crawl_command
 from tests.test_site_spider import predict_stock_crawl
 
 QUICK = ["-s", "CONCURRENT_REQUESTS=8", "-s", "LOG_LEVEL=INFO"]
@@ -37,37 +37,19 @@ def dedup_crawl(demo_site_server, tmp_path_factory):
     state_dir = tmp_path_factory.mktemp("state")
     output = state_dir.parent / "items.jsonl"
     audit = state_dir.parent / "audit.jsonl"
-    command = [
-        sys.executable,
-        "-m",
-        "scrapy",
-        "crawl",
-        "site",
-        "-a",
-        f"url={demo_site_server.url}",
-        "-s",
-        f"DEDUP_STATE_DIR={state_dir}",
-        "-s",
-        f"DEDUP_AUDIT_FILE={audit}",
-        "-O",
-        str(output),
-        *QUICK,
-    ]
-    completed = subprocess.run(
-        command,
-        cwd=REPO_ROOT,
-        env=_child_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    command = scrapy_crawl_command(
+        demo_site_server.url,
+        *("-s", f"DEDUP_STATE_DIR={state_dir}", "-s", f"DEDUP_AUDIT_FILE={audit}"),
+        *("-O", str(output), *QUICK),
     )
-    hits = demo_site_server.hits()
-    demo_site_server.reset()
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    try:
+        log = run_scrapy(command)
+    finally:
+        hits = demo_site_server.hits()
+        demo_site_server.reset()
     items = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
     decisions = [json.loads(line) for line in audit.read_text("utf-8").splitlines()]
-    return hits, completed.stderr, state_dir, items, decisions
+    return hits, log, state_dir, items, decisions
 
 
 def test_each_page_is_downloaded_once(dedup_crawl, demo_site_model):
@@ -132,11 +114,11 @@ def test_demo_command_compares_with_stock_scrapy():
         check=False,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
-    rows = {
-        line[:42].strip(): line[42:].split()
-        for line in completed.stdout.splitlines()
-        if line[:42].strip() and len(line[42:].split()) == 2
-    }
+    rows = {}
+    for line in completed.stdout.splitlines():
+        label, *counts = line.rsplit(None, 2) or [""]
+        if len(counts) == 2 and all(count.isdigit() for count in counts):
+            rows[label.strip()] = counts
     assert rows["downloads (requests the server answered)"] == ["110", "54"]
     assert rows["distinct pages and files downloaded"] == ["51", "51"]
     assert rows["downloads of an already downloaded page"] == ["54", "0"]
@@ -148,30 +130,11 @@ def test_crawl_starting_at_a_redirect_to_the_same_page(demo_site_process_factory
     """``/docs`` answers ``301 Location: /docs/``: both have one canonical URL, and the
     redirect must be followed rather than filtered as already seen."""
     server = demo_site_process_factory()
-    command = [
-        sys.executable,
-        "-m",
-        "scrapy",
-        "crawl",
-        "site",
-        "-a",
-        f"url={server.url}{start}",
-        *QUICK,
-    ]
-    completed = subprocess.run(
-        command,
-        cwd=REPO_ROOT,
-        env=_child_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    log = run_scrapy(scrapy_crawl_command(f"{server.url}{start}", *QUICK))
     hits = server.hits()
     assert hits["by_target"][f"/{start}"] == 1
     assert hits["by_resource"][f"/{start}/"] == 1
-    assert "'dedup/url/redirect_same_page': 1" in completed.stderr
+    assert "'dedup/url/redirect_same_page': 1" in log
     assert set(hits["by_resource"].values()) == {1}
 
 

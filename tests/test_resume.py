@@ -6,7 +6,6 @@ import os
 import pickle
 import signal
 import subprocess
-import sys
 import time
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 
     from tests.conftest import DemoSiteProcess
 
-from tests.conftest import REPO_ROOT, _child_env
+from tests.conftest import REPO_ROOT, _child_env, run_scrapy, scrapy_crawl_command
 
 # Slow enough that the kill lands mid-crawl, whatever the machine.
 CRAWL_SETTINGS = {
@@ -35,7 +34,7 @@ STOCK = {"ADDONS": "{}", "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter"}
 
 
 def crawl_command(url: str, jobdir: Path, extra: dict[str, str]) -> list[str]:
-    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"url={url}"]
+    command = scrapy_crawl_command(url)
     for name, value in {**CRAWL_SETTINGS, "JOBDIR": str(jobdir), **extra}.items():
         command += ["-s", f"{name}={value}"]
     return command
@@ -61,20 +60,6 @@ def kill_mid_crawl(server: DemoSiteProcess, command: list[str], after_hits: int)
         process.wait()
     assert process.returncode == -signal.SIGKILL
     return server.hits()
-
-
-def run_to_end(command: list[str]) -> str:
-    completed = subprocess.run(
-        command,
-        cwd=REPO_ROOT,
-        env=_child_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    return completed.stderr
 
 
 def pending_resources(server: DemoSiteProcess, jobdir: Path) -> set[str]:
@@ -104,7 +89,7 @@ def test_kill_9_and_restart_downloads_every_page_once(demo_site_process_factory,
     assert missing_at_kill, "the kill came after the crawl had downloaded everything"
     in_flight = pending_resources(server, tmp_path / "job") & set(at_kill["by_resource"])
 
-    log = run_to_end(command)
+    log = run_scrapy(command)
     assert "Scheduling again" in log
 
     by_resource = server.hits()["by_resource"]
@@ -128,7 +113,7 @@ def test_stock_scrapy_loses_or_repeats_pages_after_kill_9(demo_site_process_fact
 
     at_kill = kill_mid_crawl(server, command, after_hits=len(resources) // 3)
     downloaded_at_kill = set(at_kill["by_resource"])
-    run_to_end(command)
+    run_scrapy(command)
 
     by_resource = server.hits()["by_resource"]
     never_downloaded = resources - set(by_resource)
