@@ -1,0 +1,73 @@
+"""Several crawl workers, one Redis, one site: each page downloaded once across all workers."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.conftest import REPO_ROOT, _child_env, scrapy_crawl_command
+
+WORKERS = 3
+
+
+def run_workers(server, redis_server, settings: dict[str, str]) -> list[str]:
+    arguments = []
+    for name, value in {
+        "REDIS_URL": redis_server.url,
+        "CONCURRENT_REQUESTS": "4",
+        "LOG_LEVEL": "INFO",
+        **settings,
+    }.items():
+        arguments += ["-s", f"{name}={value}"]
+    command = scrapy_crawl_command(server.url, *arguments)
+    workers = [
+        subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            env=_child_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(WORKERS)
+    ]
+    logs = []
+    for worker in workers:
+        _, log = worker.communicate(timeout=180)
+        assert worker.returncode == 0, log[-3000:]
+        logs.append(log)
+    return logs
+
+
+@pytest.mark.parametrize("backend", ["redis", "redis-bloom"])
+def test_workers_sharing_the_scrapy_redis_queue(demo_site_process_factory, redis_server, backend):
+    server = demo_site_process_factory()
+    resources = server.model().resources
+    logs = run_workers(
+        server,
+        redis_server,
+        {
+            "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+            "SCHEDULER_PERSIST": "True",
+            "DEDUP_URL_BACKEND": backend,
+            "DEDUP_URL_CAPACITY": "100000",
+        },
+    )
+    hits = server.hits()
+    assert set(hits["by_resource"]) == resources
+    assert set(hits["by_resource"].values()) == {1}
+    # the three workers shared the work: more than one of them downloaded pages
+    downloading = [log for log in logs if "'downloader/response_count'" in log]
+    assert len(downloading) >= 2
+
+
+def test_workers_with_their_own_scheduler_share_the_seen_store(
+    demo_site_process_factory, redis_server
+):
+    server = demo_site_process_factory()
+    resources = server.model().resources
+    run_workers(server, redis_server, {"DEDUP_URL_BACKEND": "redis"})
+    hits = server.hits()
+    assert set(hits["by_resource"]) == resources
+    assert set(hits["by_resource"].values()) == {1}
