@@ -52,6 +52,10 @@ DEDUP_REDIS_CONTENT_KEY = "%(spider)s:content"
 #: Redis key of the shared seen-URL store (scrapy-redis's layout).
 DEDUP_REDIS_KEY = "%(spider)s:dupefilter"
 
+#: When Redis stays away after the retries: ``stop`` (close the spider, crawl
+#: nothing unrecorded) or ``allow`` (let requests through, counted in stats).
+DEDUP_REDIS_ON_ERROR = "stop"
+
 #: Redis server of the shared backends; ``None`` means ``REDIS_URL``, else
 #: ``REDIS_HOST``/``REDIS_PORT``, else ``redis://127.0.0.1:6379``.
 DEDUP_REDIS_URL: str | None = None

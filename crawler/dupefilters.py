@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import logging
 import pickle
+import time
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 from scrapy.dupefilters import BaseDupeFilter
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str, request_from_dict
 
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.frontier import Frontier
-from crawler.redis_access import connection_from_settings, redact
+from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.request_keys import KEY_VERSION, request_key
 from crawler.stores.bloom import BloomSeenSet
 from crawler.stores.journaled import JournaledSeenStore
@@ -45,6 +47,9 @@ logger = logging.getLogger(__name__)
 
 LOCAL_BACKENDS = ("bloom", "memory")
 REDIS_BACKENDS = ("redis", "redis-bloom")
+REDIS_ERROR_POLICIES = ("stop", "allow")
+#: Seconds without asking Redis after it stopped answering (each ask blocks the reactor).
+REDIS_RETRY_PAUSE = 5
 
 #: Request meta keys: the key the request was recorded under, and its URL then.
 META_KEY = "dedup_key"
@@ -198,6 +203,10 @@ class URLDupeFilter(BaseDupeFilter):
         self._growth_warned = False
         self._opened = False
         self._ready = False
+        self.redis_error_policy = defaults.DEDUP_REDIS_ON_ERROR
+        self._closing_for_redis = False
+        self._unchecked: Request | None = None
+        self._redis_down_until = 0.0
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
 
     @classmethod
@@ -206,12 +215,20 @@ class URLDupeFilter(BaseDupeFilter):
         rules = url_rules_from_settings(settings)
         backend = _backend(settings)
         if backend in REDIS_BACKENDS:
-            return cls(
+            policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
+            if policy not in REDIS_ERROR_POLICIES:
+                raise ValueError(
+                    f"DEDUP_REDIS_ON_ERROR={policy!r} is not a policy; use 'stop' (close the "
+                    "spider) or 'allow' (let requests through, counted)"
+                )
+            dupefilter = cls(
                 crawler,
                 UrlCanonicalizer(rules),
                 _redis_store(crawler, backend),
                 debug=settings.getbool("DUPEFILTER_DEBUG"),
             )
+            dupefilter.redis_error_policy = policy
+            return dupefilter
         new_set = _seen_set_factory(settings, backend)
         state_dir = state_dir_from_settings(settings)
         seen: SeenSet | JournaledSeenStore = new_set()
@@ -344,7 +361,15 @@ class URLDupeFilter(BaseDupeFilter):
                 return False
             if self.frontier is not None:
                 self.frontier.finished(source_key)
-        if self._add(key, request):
+        if self._redis_down_until and time.monotonic() < self._redis_down_until:
+            return not self._let_through_without_redis(request, None)
+        try:
+            added = self._add(key, request)
+        except RedisUnavailable as exc:
+            # do not block the reactor on every request while Redis is away
+            self._redis_down_until = time.monotonic() + REDIS_RETRY_PAUSE
+            return not self._let_through_without_redis(request, exc)
+        if added:
             self.new_urls += 1
             if not self.new_urls % 1000:
                 self._update_store_stats()
@@ -359,6 +384,36 @@ class URLDupeFilter(BaseDupeFilter):
         if self.seen.add(key):
             self._record_scheduled(key, request)
             return True
+        return False
+
+    def _let_through_without_redis(self, request: Request, error: RedisUnavailable | None) -> bool:
+        """Apply ``DEDUP_REDIS_ON_ERROR`` once Redis stays away after the retries:
+        ``allow`` lets *request* through (counted; it may be a duplicate),
+        ``stop`` holds it back and closes the spider (nothing unrecorded is crawled)."""
+        if self.redis_error_policy == "allow":
+            self.stats.inc_value("dedup/redis/allowed_unchecked")
+            if error is not None:
+                logger.warning(
+                    "%(error)s; letting requests through unchecked for %(pause)ds "
+                    "(DEDUP_REDIS_ON_ERROR='allow'), counted in dedup/redis/allowed_unchecked",
+                    {"error": error, "pause": REDIS_RETRY_PAUSE},
+                )
+            return True
+        self.stats.inc_value("dedup/redis/stopped_unchecked")
+        if not self._closing_for_redis:
+            self._closing_for_redis = True
+            logger.error(
+                "%(error)s; closing the spider (DEDUP_REDIS_ON_ERROR='stop'); requests "
+                "met meanwhile are not crawled",
+                {"error": error},
+            )
+            try:
+                engine = self.crawler.engine
+            except RuntimeError:  # no crawl running (a dupefilter used on its own)
+                engine = None
+            if engine is not None:
+                deferred_from_coro(engine.close_spider_async(reason="dedup_redis_unavailable"))
+        self._unchecked = request
         return False
 
     @staticmethod
@@ -391,6 +446,8 @@ class URLDupeFilter(BaseDupeFilter):
             self.frontier.finished(key)
 
     def log(self, request: Request, spider: Spider) -> None:
+        if request is self._unchecked:
+            return  # held back because Redis is away, not a duplicate: logged already
         if self.debug:
             msg = "Filtered duplicate request: %(request)s (referer: %(referer)s)"
             args = {"request": request, "referer": referer_str(request)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 
 import pytest
 
@@ -71,3 +72,35 @@ def test_workers_with_their_own_scheduler_share_the_seen_store(
     hits = server.hits()
     assert set(hits["by_resource"]) == resources
     assert set(hits["by_resource"].values()) == {1}
+
+
+def test_crawl_stops_when_redis_goes_away(demo_site_process_factory, redis_server):
+    """DEDUP_REDIS_ON_ERROR = "stop": no page is crawled without being recorded."""
+    server = demo_site_process_factory()
+    arguments = []
+    for name, value in {
+        "REDIS_URL": redis_server.url,
+        "DEDUP_URL_BACKEND": "redis",
+        "REDIS_PARAMS": '{"socket_timeout": 1, "socket_connect_timeout": 1}',
+        "CONCURRENT_REQUESTS": "2",
+        "DOWNLOAD_DELAY": "0.05",
+        "LOG_LEVEL": "INFO",
+    }.items():
+        arguments += ["-s", f"{name}={value}"]
+    crawl = subprocess.Popen(
+        scrapy_crawl_command(server.url, *arguments),
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while server.hits()["total"] < 5:
+        assert crawl.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    redis_server.stop()
+    _, log = crawl.communicate(timeout=120)
+    assert "closing the spider (DEDUP_REDIS_ON_ERROR='stop')" in log
+    assert "Spider closed (dedup_redis_unavailable)" in log
+    assert server.hits()["total"] < len(server.model().resources)

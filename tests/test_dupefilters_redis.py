@@ -96,3 +96,34 @@ def test_under_scrapy_redis_scheduler(redis_server, backend):
     assert not scheduler.enqueue_request(Request("http://a.test/x/?fbclid=1"))
     assert len(scheduler) == 1
     scheduler.close("finished")
+
+
+@pytest.mark.parametrize(("policy", "seen"), [("allow", False), ("stop", True)])
+def test_redis_going_away_follows_the_policy(redis_server, policy, seen, caplog):
+    dupefilter = worker(
+        redis_server,
+        "redis",
+        DEDUP_REDIS_ON_ERROR=policy,
+        REDIS_PARAMS={"socket_timeout": 1, "socket_connect_timeout": 1},
+    )
+    dupefilter.open()
+    dupefilter.seen.connection.retries = 1
+    dupefilter.seen.connection.backoff = 0.01
+    assert not dupefilter.request_seen(Request("http://a.test/before"))
+    redis_server.stop()
+    request = Request("http://a.test/during")
+    assert dupefilter.request_seen(request) is seen
+    stats = dupefilter.crawler.stats
+    assert (
+        stats.get_value(f"dedup/redis/{'allowed' if policy == 'allow' else 'stopped'}_unchecked")
+        == 1
+    )
+    assert "did not answer after 1 retries" in caplog.text
+    if seen:  # the scheduler logs what request_seen held back
+        dupefilter.log(request, dupefilter.crawler.spider)
+    assert stats.get_value("dupefilter/filtered") is None
+
+
+def test_bad_redis_error_policy_names_the_setting(redis_server):
+    with pytest.raises(ValueError, match="DEDUP_REDIS_ON_ERROR='ignore' is not a policy"):
+        worker(redis_server, "redis", DEDUP_REDIS_ON_ERROR="ignore")
