@@ -170,7 +170,9 @@ class URLDupeFilter(BaseDupeFilter):
     * seen keys live in a Bloom filter (``DEDUP_URL_BACKEND = "bloom"``) or an
       exact set (``"memory"``), persisted in ``DEDUP_STATE_DIR`` (default
       ``JOBDIR``) so that ``kill -9`` loses nothing, and checked against the
-      rules they were built with;
+      rules they were built with; or shared by many workers in Redis
+      (``"redis"``: a set, ``"redis-bloom"``: a Bloom filter), one atomic call
+      a request, with ``DEDUP_REDIS_ON_ERROR`` deciding when Redis stays away;
     * a redirect to the same canonical page is followed, not filtered;
     * with :class:`~crawler.middlewares.FrontierMiddleware` enabled, requests
       that were scheduled but not finished when a crawl was killed are
