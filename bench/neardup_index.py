@@ -41,18 +41,16 @@ import argparse
 import gc
 import json
 import logging
-import os
-import platform
 import shlex
 import sys
 import time
 import tracemalloc
 from dataclasses import asdict, dataclass, field
-from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from machine import machine_facts as shared_machine_facts
 from simhash import Simhash, SimhashIndex
 
 from crawler.index import BAND_BITS, BAND_MASK, MAX_QUERY_DISTANCE
@@ -268,22 +266,7 @@ class Report:
 
 
 def machine_facts() -> dict[str, Any]:
-    cpu_model = ""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.partition(":")[2].strip()
-                break
-    return {
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "numpy": np.__version__,
-        "simhash": version("simhash"),
-        "cpu_count": os.cpu_count(),
-        "cpu_model": cpu_model,
-        "platform": platform.platform(),
-    }
+    return shared_machine_facts("numpy", "simhash")
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

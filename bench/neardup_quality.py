@@ -87,7 +87,6 @@ import html
 import json
 import math
 import os
-import platform
 import random
 import re
 import shlex
@@ -99,7 +98,6 @@ from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -107,6 +105,7 @@ import lxml.html  # type: ignore[import-untyped]
 import numpy as np
 import simhash as simhash_package
 import tldextract
+from machine import machine_facts as shared_machine_facts
 
 from crawler.extract import decode_html, extract
 from crawler.fingerprints import normalize_text, simhash_of_normalized
@@ -1168,23 +1167,7 @@ def share(part: int, whole: int) -> str:
 
 
 def machine_facts() -> dict[str, Any]:
-    cpu_model = ""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.partition(":")[2].strip()
-                break
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "simhash": version("simhash"),
-        "trafilatura": version("trafilatura"),
-        "lxml": version("lxml"),
-        "cpu_count": os.cpu_count(),
-        "cpu_model": cpu_model,
-        "platform": platform.platform(),
-    }
+    return shared_machine_facts("numpy", "simhash", "trafilatura", "lxml")
 
 
 MEASURED_MODULES: Final = ("fingerprints", "neardup", "extract")

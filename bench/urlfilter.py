@@ -51,7 +51,6 @@ import json
 import multiprocessing
 import os
 import pickle
-import platform
 import pstats
 import random
 import re
@@ -66,12 +65,11 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-import scrapy
+from machine import machine_facts as shared_machine_facts
 from scrapy import Request, Spider
 from scrapy.dupefilters import BaseDupeFilter, RFPDupeFilter
 from scrapy.utils.misc import build_from_crawler
@@ -886,22 +884,8 @@ def summarize(seconds: Sequence[float], count: int) -> dict[str, float]:
 
 
 def machine_facts() -> dict[str, Any]:
-    cpu_model = ""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.partition(":")[2].strip()
-                break
     return {
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "scrapy": scrapy.__version__,
-        "w3lib": version("w3lib"),
-        "pybloom-live": version("pybloom-live"),
-        "cpu_count": os.cpu_count(),
-        "cpu_model": cpu_model,
-        "platform": platform.platform(),
+        **shared_machine_facts("scrapy", "w3lib", "pybloom-live"),
         "tempdir": tempfile.gettempdir(),
     }
 
