@@ -55,7 +55,15 @@ def test_keys_follow_scrapy_redis_layout(redis_server, backend):
     dupefilter.open()
     dupefilter.request_seen(Request("http://a.test/"))
     keys = {key.decode() for key in dupefilter.seen.connection.client.keys("*")}
-    assert "named:dupefilter" in keys or any(k.startswith("{named:dupefilter}:") for k in keys)
+    expected = {
+        "redis": {"named:dupefilter", "{named:dupefilter}:signature"},
+        "redis-bloom": {
+            "{named:dupefilter}:bloom:0",
+            "{named:dupefilter}:count",
+            "{named:dupefilter}:signature",
+        },
+    }
+    assert keys == expected[backend]
 
 
 def test_worker_with_other_rules_refuses_to_start(redis_server, backend):
