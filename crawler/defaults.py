@@ -101,3 +101,11 @@ DEDUP_URL_RESUME = True
 #: Query parameters stripped before comparing URLs (glob patterns;
 #: ``"host:pattern"`` for one site). Defaults to a curated tracking list.
 DEDUP_URL_STRIP_PARAMS: list[str] = list(DEFAULT_STRIP_PARAMS)
+
+#: Seconds after which a URL may be crawled again; 0: never. URLs are forgotten
+#: in whole time slices (``DEDUP_URL_TTL_GENERATIONS``), at most one slice late.
+DEDUP_URL_TTL = 0
+
+#: Time slices a ``DEDUP_URL_TTL`` is cut in; with a Bloom filter, each slice
+#: is a filter of ``DEDUP_URL_CAPACITY`` URLs.
+DEDUP_URL_TTL_GENERATIONS = 4

@@ -15,6 +15,7 @@ import logging
 import pickle
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,15 +28,19 @@ from scrapy.utils.request import referer_str, request_from_dict
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.frontier import Frontier
+from crawler.generations import Generations
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.request_keys import KEY_VERSION, request_key
 from crawler.stores.bloom import BloomSeenSet
+from crawler.stores.generational import GenerationalSeenSet
 from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.memory import MemorySeenSet
 from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
 from crawler.urls import UrlCanonicalizer, UrlRules
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
@@ -103,22 +108,55 @@ def _backend(settings: BaseSettings) -> str:
     return str(backend)
 
 
-def _seen_set_factory(settings: BaseSettings, backend: str) -> Any:
+def generations_from_settings(settings: BaseSettings) -> Generations | None:
+    """The time slices of ``DEDUP_URL_TTL``, or ``None`` when URLs are kept forever."""
+    ttl = settings.getfloat("DEDUP_URL_TTL", defaults.DEDUP_URL_TTL)
+    if ttl < 0:
+        raise ValueError(f"DEDUP_URL_TTL={ttl!r} must be 0 (forever) or a number of seconds")
+    if not ttl:
+        return None
+    count = settings.getint("DEDUP_URL_TTL_GENERATIONS", defaults.DEDUP_URL_TTL_GENERATIONS)
+    if count < 1:
+        raise ValueError(
+            f"DEDUP_URL_TTL_GENERATIONS={count!r} must be at least 1 (time slices per TTL)"
+        )
+    return Generations(ttl, count)
+
+
+def _seen_set_factory(settings: BaseSettings, backend: str) -> Callable[[], SeenSet]:
+    new_set: Callable[[], SeenSet]
     if backend == "memory":
-        return MemorySeenSet
-    capacity, error_rate = _bloom_sizing(settings)
-    return lambda: BloomSeenSet(capacity, error_rate)
+        new_set = MemorySeenSet
+    else:
+        capacity, error_rate = _bloom_sizing(settings)
+        new_set = partial(BloomSeenSet, capacity, error_rate)
+    generations = generations_from_settings(settings)
+    if generations is None:
+        return new_set
+    return partial(GenerationalSeenSet, new_set, generations)
 
 
-def _redis_store(crawler: Crawler, backend: str) -> RedisSetSeenStore | RedisBloomSeenStore:
+def redis_store_from_settings(
+    crawler: Crawler, backend: str, key_setting: str = "DEDUP_REDIS_KEY"
+) -> RedisSetSeenStore | RedisBloomSeenStore:
+    """The shared seen store of *backend* at the Redis key named by *key_setting*."""
     settings = crawler.settings
     connection = connection_from_settings(settings)
-    key = settings.get("DEDUP_REDIS_KEY", defaults.DEDUP_REDIS_KEY)
-    base = key % {"spider": crawler.spidercls.name}
-    if backend == "redis":
-        return RedisSetSeenStore(connection, base)
+    key = settings.get(key_setting, getattr(defaults, key_setting))
+    try:
+        base = key % {"spider": crawler.spidercls.name}
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValueError(
+            f"{key_setting}={key!r} is not a key template; %(spider)s is the only field"
+        ) from exc
+    generations = generations_from_settings(settings)
     capacity, error_rate = _bloom_sizing(settings)
-    return RedisBloomSeenStore(connection, base, capacity, error_rate)
+    try:
+        if backend == "redis":
+            return RedisSetSeenStore(connection, base, generations=generations)
+        return RedisBloomSeenStore(connection, base, capacity, error_rate, generations=generations)
+    except ValueError as exc:
+        raise ValueError(f"{key_setting}={key!r}: {exc}") from exc
 
 
 def url_signature(rules: UrlRules, seen: Any) -> dict[str, Any]:
@@ -205,6 +243,7 @@ class URLDupeFilter(BaseDupeFilter):
         self._growth_warned = False
         self._opened = False
         self._ready = False
+        self._closed = False
         self.redis_error_policy = defaults.DEDUP_REDIS_ON_ERROR
         self._closing_for_redis = False
         self._unchecked: Request | None = None
@@ -226,7 +265,7 @@ class URLDupeFilter(BaseDupeFilter):
             dupefilter = cls(
                 crawler,
                 UrlCanonicalizer(rules),
-                _redis_store(crawler, backend),
+                redis_store_from_settings(crawler, backend),
                 debug=settings.getbool("DUPEFILTER_DEBUG"),
             )
             dupefilter.redis_error_policy = policy
@@ -275,6 +314,8 @@ class URLDupeFilter(BaseDupeFilter):
         self._opened = True
         if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
             self.seen.open(url_signature(self.canonicalize.rules, self.seen))
+            # scrapy-redis's scheduler never calls close()
+            self.crawler.signals.connect(self._spider_closed, signal=scrapy_signals.spider_closed)
             logger.info(
                 "URL dedup shares its seen store in Redis at %(url)s, key %(key)s: "
                 "%(entries)d URLs seen by all workers",
@@ -314,10 +355,16 @@ class URLDupeFilter(BaseDupeFilter):
         self.stats.inc_value("dedup/url/resumed", len(self._pending_requests))
         self._pending_requests = []
 
+    def _spider_closed(self, spider: Spider, reason: str) -> None:
+        self.close(reason)
+
     def close(self, reason: str) -> None:
-        if not self._ready:
+        if not self._ready or self._closed:
             return  # open() failed: leave the state directory as it was
+        self._closed = True
         self._update_store_stats()
+        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+            self.seen.close()
         if isinstance(self.seen, JournaledSeenStore):
             self.seen.close()
         if self.frontier is not None:
@@ -493,11 +540,20 @@ class URLDupeFilter(BaseDupeFilter):
         fill_ratio = store_stats["fill_ratio"]
         if fill_ratio >= FILL_WARNING_RATIO and not self._fill_warned:
             self._fill_warned = True
+            past_capacity = (
+                "its false-positive rate rises above DEDUP_URL_ERROR_RATE"
+                if isinstance(self.seen, RedisBloomSeenStore)
+                else "it grows (more memory, slower) to keep its false-positive rate"
+            )
             logger.warning(
                 "The URL Bloom filter holds %(entries)d URLs, %(percent).0f%% of "
-                "DEDUP_URL_CAPACITY; past it, it grows (more memory, slower) to keep "
-                "its false-positive rate. Raise DEDUP_URL_CAPACITY for the next crawl.",
-                {"entries": store_stats["entries"], "percent": fill_ratio * 100},
+                "DEDUP_URL_CAPACITY; past it, %(past_capacity)s. Raise "
+                "DEDUP_URL_CAPACITY for the next crawl.",
+                {
+                    "entries": store_stats["entries"],
+                    "percent": fill_ratio * 100,
+                    "past_capacity": past_capacity,
+                },
             )
         if store_stats.get("filters", 1) > 1 and not self._growth_warned:
             self._growth_warned = True

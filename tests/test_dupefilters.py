@@ -345,3 +345,61 @@ def test_unserializable_request_is_counted_and_still_crawled(tmp_path, caplog):
         assert not dupefilter.request_seen(request)
     assert dupefilter.crawler.stats.get_value("dedup/url/unresumable") == 1
     assert "Cannot record <GET http://a.test/z> for crash-safe resume" in caplog.text
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _generations(dupefilter: URLDupeFilter):
+    seen = dupefilter.seen
+    return getattr(seen, "seen", seen).generations
+
+
+@pytest.mark.parametrize("backend", ["bloom", "memory"])
+def test_ttl_lets_a_url_through_again_after_it(backend, tmp_path):
+    settings = {"DEDUP_URL_BACKEND": backend, "DEDUP_URL_TTL": 3600, "DEDUP_STATE_DIR": tmp_path}
+    dupefilter = make_dupefilter(settings)
+    clock = _generations(dupefilter).clock = Clock(7200.0)
+    dupefilter.open()
+    assert not dupefilter.request_seen(Request("http://a.test/news"))
+    clock.now += 3599
+    assert dupefilter.request_seen(Request("http://a.test/news?utm_source=x"))
+    dupefilter.close("finished")
+
+    restarted = make_dupefilter(settings)
+    _generations(restarted).clock = clock
+    restarted.open()
+    assert restarted.request_seen(Request("http://a.test/news"))
+    clock.now += 900  # 4499 s after the first request, recorded at the start of a 900 s slice
+    assert restarted.request_seen(Request("http://a.test/news"))  # at most one slice late
+    clock.now += 1
+    assert not restarted.request_seen(Request("http://a.test/news"))
+    assert restarted.request_seen(Request("http://a.test/news"))
+    restarted.close("finished")
+    assert restarted.stats.get_value(f"dedup/{backend}/generations") == 1
+
+
+def test_ttl_change_refuses_the_state_dir(tmp_path):
+    dupefilter = make_dupefilter({"DEDUP_STATE_DIR": tmp_path, "DEDUP_URL_TTL": 3600})
+    dupefilter.open()
+    dupefilter.close("finished")
+    changed = make_dupefilter({"DEDUP_STATE_DIR": tmp_path, "DEDUP_URL_TTL": 7200})
+    with pytest.raises(StateFileError, match=r"DEDUP_URL_TTL: 3600\.0 -> 7200\.0"):
+        changed.open()
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"DEDUP_URL_TTL": -1}, "DEDUP_URL_TTL=-1.0 must be 0"),
+        ({"DEDUP_URL_TTL": 60, "DEDUP_URL_TTL_GENERATIONS": 0}, "DEDUP_URL_TTL_GENERATIONS=0"),
+    ],
+)
+def test_bad_ttl_settings_name_the_setting(settings, message):
+    with pytest.raises(ValueError, match=message):
+        make_dupefilter(settings)

@@ -54,6 +54,7 @@ def test_keys_follow_scrapy_redis_layout(redis_server, backend):
     dupefilter = worker(redis_server, backend)
     dupefilter.open()
     dupefilter.request_seen(Request("http://a.test/"))
+    dupefilter.close("finished")  # adds the Bloom filter's uncounted entries to its count
     keys = {key.decode() for key in dupefilter.seen.connection.client.keys("*")}
     expected = {
         "redis": {"named:dupefilter", "{named:dupefilter}:signature"},
@@ -135,3 +136,37 @@ def test_redis_going_away_follows_the_policy(redis_server, policy, seen, caplog)
 def test_bad_redis_error_policy_names_the_setting(redis_server):
     with pytest.raises(ValueError, match="DEDUP_REDIS_ON_ERROR='ignore' is not a policy"):
         worker(redis_server, "redis", DEDUP_REDIS_ON_ERROR="ignore")
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_ttl_shared_by_workers(redis_server, backend):
+    clock = Clock(36_000.0)
+    first = worker(redis_server, backend, DEDUP_URL_TTL=3600)
+    second = worker(redis_server, backend, DEDUP_URL_TTL=3600)
+    first.seen.generations.clock = second.seen.generations.clock = clock
+    first.open()
+    second.open()
+    assert not first.request_seen(Request("http://a.test/news"))
+    clock.now += 3000
+    assert second.request_seen(Request("http://a.test/news#top"))
+    clock.now += 1500
+    assert not second.request_seen(Request("http://a.test/news"))
+    assert first.request_seen(Request("http://a.test/news"))
+
+
+def test_ttl_must_agree_across_workers(redis_server, backend):
+    worker(redis_server, backend, DEDUP_URL_TTL=3600).open()
+    with pytest.raises(RedisSignatureMismatch, match="DEDUP_URL_TTL"):
+        worker(redis_server, backend, DEDUP_URL_TTL=60).open()
+
+
+def test_a_key_template_with_stray_braces_names_the_setting(redis_server, backend):
+    with pytest.raises(ValueError, match=r"DEDUP_REDIS_KEY='odd\{\}:%\(spider\)s'"):
+        worker(redis_server, backend, DEDUP_REDIS_KEY="odd{}:%(spider)s")

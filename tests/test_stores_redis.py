@@ -10,9 +10,11 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 import pytest
+from redis.crc import key_slot
 
+from crawler.generations import Generations
 from crawler.redis_access import RedisConnection, RedisSignatureMismatch
-from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore, hash_tag
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -216,3 +218,149 @@ def test_redis_restart_mid_run(redis_server_factory, make_store):
     assert all(store.add(key) for key in after)
     assert len(store) == 200
     assert store.connection.retried > 0
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def timed_set_store(connection: RedisConnection, clock: Clock, base: str = BASE):
+    return RedisSetSeenStore(connection, base, generations=Generations(100, 4, clock=clock))
+
+
+def timed_bloom_store(
+    connection: RedisConnection, clock: Clock, base: str = BASE, capacity: int = 1000
+) -> RedisBloomSeenStore:
+    return RedisBloomSeenStore(
+        connection, base, capacity, 0.001, generations=Generations(100, 4, clock=clock)
+    )
+
+
+TIMED_STORES = pytest.mark.parametrize(
+    "make_timed_store", [timed_set_store, timed_bloom_store], ids=["set", "bloom"]
+)
+
+
+@TIMED_STORES
+def test_ttl_forgets_after_the_ttl_not_before(redis_server, make_timed_store):
+    clock = Clock(1_000_000.0)  # slices of 25 s; this is the start of one
+    store = make_timed_store(RedisConnection(redis_server.url), clock)
+    store.open(store.params())
+    first, second = request_keys(2)
+    assert store.add(first) is True
+    clock.now += 60
+    assert store.add(second) is True
+    assert store.add(first) is False  # a repeat does not refresh the key
+    clock.now += 39.9
+    assert first in store
+    assert store.add(first) is False
+    assert len(store) == 2
+    clock.now += 25.1  # 125 s after the first key, 65 s after the second
+    assert first not in store
+    assert second in store
+    assert store.add(first) is True
+    assert [generation["entries"] for generation in store.generation_stats()] == [1, 1]
+    assert store.stats()["entries"] == 2
+
+    other_worker = make_timed_store(RedisConnection(redis_server.url), clock)
+    other_worker.open(other_worker.params())
+    assert other_worker.add(second) is False
+
+
+@TIMED_STORES
+def test_ttl_generation_keys_expire_on_their_own(redis_server, make_timed_store):
+    clock = Clock(1_000_000.0)
+    store = make_timed_store(RedisConnection(redis_server.url), clock)
+    store.open(store.params())
+    store.add(request_keys(1)[0])
+    client = store.connection.client
+    timed = [name.decode() for name in client.keys("*gen*")]
+    assert timed
+    assert all(name.startswith("{spider:dupefilter}:") for name in timed)
+    expected = store.generations.expire_seconds
+    assert all(expected - 2 <= client.ttl(name) <= expected for name in timed)
+    assert client.ttl(store.signature_key) == -1  # the signature stays
+
+    store.clear()
+    assert client.keys("*") == []
+
+
+def test_racing_workers_with_ttl_see_each_key_new_exactly_once(redis_server):
+    keys = request_keys(2000)
+    results: Counter[bytes] = Counter()
+    lock = threading.Lock()
+    clock = Clock(1_000_000.0)
+
+    def work(seed: int) -> None:
+        store = timed_bloom_store(RedisConnection(redis_server.url), clock, capacity=4000)
+        store.open(store.params())
+        order = keys[:]
+        random.Random(seed).shuffle(order)
+        new = [key for key in order if store.add(key)]
+        with lock:
+            results.update(new)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(results.values()) == len(results) >= 1995  # Bloom false positives at most
+    assert max(results.values()) == 1
+
+
+def test_bloom_sets_the_same_bits_with_and_without_ttl(redis_server):
+    """The Lua script (with a TTL) computes bit positions as Python does (without)."""
+    connection = RedisConnection(redis_server.url)
+    untimed = bloom_store(connection, base="untimed", capacity=5000, shard_bits=8192)
+    timed = RedisBloomSeenStore(
+        connection,
+        "timed",
+        5000,
+        0.001,
+        shard_bits=8192,
+        generations=Generations(100, 4, clock=Clock(1_000_000.0)),
+    )
+    for store in (untimed, timed):
+        store.open(store.params())
+        for key in request_keys(300):
+            assert store.add(key)
+    assert untimed.num_shards > 1
+    generation = timed.generations.current()
+    client = connection.client
+    for shard in range(untimed.num_shards):
+        untimed_bits = client.get(f"{{untimed}}:bloom:{shard}")
+        assert untimed_bits is not None and any(untimed_bits)
+        assert client.get(f"{{timed}}:bloom:{shard}:gen:{generation}") == untimed_bits
+
+
+@pytest.mark.parametrize(
+    ("base", "tag"),
+    [
+        ("spider:dupefilter", "{spider:dupefilter}"),
+        ("{crawl}:spider", "{crawl}:spider"),
+        ("a{b}c{d}", "a{b}c{d}"),
+    ],
+)
+def test_every_key_of_a_store_is_in_one_cluster_slot(base, tag):
+    assert hash_tag(base) == tag
+    for store in (
+        RedisSetSeenStore(RedisConnection("redis://127.0.0.1:1"), base),
+        RedisBloomSeenStore(RedisConnection("redis://127.0.0.1:1"), base, 1000, 0.01),
+    ):
+        names = [store.signature_key]
+        if isinstance(store, RedisSetSeenStore):
+            names.append(store.key)
+        else:
+            names += [store.count_key, *store.shard_keys]
+        assert len({key_slot(name.encode()) for name in names}) == 1, names
+
+
+@pytest.mark.parametrize("base", ["odd{}:key", "half{open", "close}only"])
+def test_braces_that_are_not_a_hash_tag_are_refused(base):
+    with pytest.raises(ValueError, match="braces that are not a hash tag"):
+        hash_tag(base)

@@ -144,6 +144,12 @@ class BloomSeenSet:
     def params(self) -> dict[str, Any]:
         return {"capacity": self.capacity, "error_rate": self.error_rate, "hashing": HASHING}
 
+    def journal_record(self, key: bytes) -> bytes:
+        return key
+
+    def replay(self, record: bytes) -> None:
+        self.add(record)
+
     def to_bytes(self) -> bytes:
         out = io.BytesIO()
         out.write(len(self._filters).to_bytes(4, "big"))

@@ -54,19 +54,16 @@ class JournaledSeenStore:
         if snapshot is not None:
             params, payload = snapshot
             try:
-                self.seen = type(self.seen).from_bytes(params, payload)
+                self.seen = self.seen.from_bytes(params, payload)
             except (KeyError, ValueError) as exc:
                 raise StateFileError(f"{self.snapshot_path} is corrupt: {exc}") from exc
-        key_size = self.seen.params().get("key_size")
         seen = self.seen
 
         def replay(record: bytes) -> None:
-            if key_size is not None and len(record) != key_size:
-                raise StateFileError(
-                    f"{self.journal.path} is corrupt: a record of {len(record)} bytes "
-                    f"where keys have {key_size}"
-                )
-            seen.add(record)
+            try:
+                seen.replay(record)
+            except ValueError as exc:
+                raise StateFileError(f"{self.journal.path} is corrupt: {exc}") from exc
 
         self.journal.open(replay)
         self._since_snapshot = self.journal.records
@@ -83,7 +80,7 @@ class JournaledSeenStore:
             return False
         if before_journal is not None:
             before_journal()
-        self.journal.append(key)
+        self.journal.append(self.seen.journal_record(key))
         self._since_snapshot += 1
         if self._since_snapshot >= self.snapshot_every:
             self.snapshot()

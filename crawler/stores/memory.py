@@ -29,6 +29,9 @@ class MemorySeenSet:
         keys.add(key)
         return True
 
+    def __contains__(self, key: bytes) -> bool:
+        return key in self._keys
+
     def __len__(self) -> int:
         return len(self._keys)
 
@@ -37,6 +40,14 @@ class MemorySeenSet:
 
     def params(self) -> dict[str, Any]:
         return {"key_size": self.key_size}
+
+    def journal_record(self, key: bytes) -> bytes:
+        return key
+
+    def replay(self, record: bytes) -> None:
+        if len(record) != self.key_size:
+            raise ValueError(f"a record of {len(record)} bytes where keys have {self.key_size}")
+        self.add(record)
 
     def to_bytes(self) -> bytes:
         return b"".join(sorted(self._keys))
