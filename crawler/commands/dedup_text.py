@@ -7,6 +7,7 @@ the options, so the file is deduplicated the way the crawl's pipeline would.
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -125,21 +126,24 @@ class Command(ScrapyCommand):
             )
         input_path = Path(args[0])
         if not input_path.is_file():
-            raise UsageError(f"INPUT {str(input_path)!r} is not a readable file")
+            raise UsageError(f"INPUT {args[0]!r} is not a readable file")
         output_path = None if opts.output == "-" else Path(opts.output)
         audit_path = Path(opts.audit) if opts.audit else None
-        for name, path in (("-o/--output", output_path), ("--audit", audit_path)):
+        for name, given, path in (
+            ("-o/--output", opts.output, output_path),
+            ("--audit", opts.audit, audit_path),
+        ):
             if path is not None and _same_file(path, input_path):
                 raise UsageError(
-                    f"{name} {str(path)!r} is the input file; dedup-text never modifies "
-                    "its input: choose another path"
+                    f"{name} {given!r} is the input file; dedup-text never modifies its "
+                    "input: choose another path"
                 )
         if (
             output_path is not None
             and audit_path is not None
             and _same_file(output_path, audit_path)
         ):
-            raise UsageError(f"-o/--output and --audit are the same file, {str(audit_path)!r}")
+            raise UsageError(f"-o/--output and --audit are the same file, {opts.audit!r}")
         deduplicator = self._deduplicator(input_path, opts)
         with ExitStack() as stack:
             try:
@@ -167,10 +171,16 @@ class Command(ScrapyCommand):
                     disable=opts.no_progress or not sys.stderr.isatty(),
                 )
             )
-            summary = deduplicator.run(
-                source, kept, audit, lookup=lookup, progress=progress_bar.update
-            )
-            kept.flush()
+            try:
+                summary = deduplicator.run(
+                    source, kept, audit, lookup=lookup, progress=progress_bar.update
+                )
+                kept.flush()
+            except BrokenPipeError:  # e.g. piped into head: the reader has what it wanted
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                print("dedup-text: output closed before the end of INPUT", file=sys.stderr)
+                self.exitcode = 1
+                return
         print(f"dedup-text: {summary.report()}".replace("\n", "\n  "), file=sys.stderr)
 
     def _deduplicator(self, input_path: Path, opts: argparse.Namespace) -> RecordDeduplicator:
