@@ -15,8 +15,10 @@ It streams: a record is written (or not) before the next one is read, so memory 
 record at a time plus the detector's index, about 60 bytes a kept record. Nothing is lost
 to bad input; the records below are kept, written unchanged and counted:
 
-* records with nothing left after normalization (empty lines, punctuation only):
-  ``no-text``, never compared (``"!!!"`` and ``"???"`` are not copies of each other);
+* records with nothing left after normalization (empty lines, punctuation only) are
+  compared by their exact text, whitespace stripped: the first blank line is kept
+  (``no-text``), later ones are exact duplicates; ``"!!!"`` and ``"???"`` both stay.
+  (Such texts are held in memory, one entry each distinct one: few in practice.)
 * JSON lines that do not parse: ``invalid-json``; objects without the text field, or
   whose field is not a string: ``missing-field`` (both with a line in the audit);
 * records longer than ``max_record_bytes``: ``too-long``, copied through in pieces
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from crawler import fingerprints
-from crawler.neardup import NearDuplicateDetector, fingerprint_normalized
+from crawler.neardup import Match, NearDuplicateDetector, fingerprint_normalized
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -70,7 +72,7 @@ class Summary:
 
     * ``dropped``: by reason (``exact``, ``near``; ``folded-exact``, ``folded-near`` when
       the record matched once folded to its repeated block);
-    * ``unchecked``: records kept without a comparison, by reason (``no-text``,
+    * ``unchecked``: records kept without a fingerprint, by reason (``no-text``,
       ``invalid-json``, ``missing-field``, ``too-long``); they are counted in ``kept``.
     """
 
@@ -102,7 +104,7 @@ class Summary:
         lines = [
             f"{self.records:,} records read in {self.seconds:.1f} s "
             f"({self.records_per_second:,.0f} records/s)",
-            f"kept {self.kept:,}" + _by_reason(self.unchecked, "without comparison: "),
+            f"kept {self.kept:,}" + _by_reason(self.unchecked, "not fingerprinted: "),
             f"dropped {self.dropped_total:,}" + _by_reason(self.dropped),
         ]
         if self.invalid_utf8:
@@ -177,6 +179,8 @@ class RecordDeduplicator:
         self.text_field = text_field
         self.min_repeats = min_repeats
         self.max_record_bytes = max_record_bytes
+        # records with nothing left after normalization, by their stripped text
+        self._textless: dict[str, str] = {}
 
     def run(
         self,
@@ -243,43 +247,68 @@ class RecordDeduplicator:
             summary.invalid_utf8 += 1
             decoded = line.decode("utf-8", "replace")
         record = self._text_of(decoded, first=number == 1)
-        normalized = "" if record.text is None else fingerprints.normalize_text(record.text)
-        if record.text is None or not normalized:
-            problem = record.problem or "no-text"
-            summary.kept += 1
-            summary.unchecked[problem] += 1
-            if record.problem is not None:
-                self._audit_kept(audit, number, record.problem, record.detail)
-            if kept is not None:
-                kept.write(line)
+        if record.text is None:
+            assert record.problem is not None
+            self._keep(line, record.problem, summary, kept)
+            self._audit_kept(audit, number, record.problem, record.detail)
+            return
+        key = f"{number}:{offset}"
+        normalized = fingerprints.normalize_text(record.text)
+        if not normalized:
+            earlier = self._textless.setdefault(record.text.strip(), key)
+            if earlier == key:
+                self._keep(line, "no-text", summary, kept)
+                return
+            match = Match(key=earlier, distance=0, kind="exact", fingerprint=0)
+            self._drop(number, record.text, match, "exact", None, summary, audit, lookup)
             return
         folded = normalized
         if self.min_repeats is not None:
             folded = fingerprints.fold_repeated_block(normalized, min_repeats=self.min_repeats)
-        decision = self.detector.check_fingerprinted(
-            f"{number}:{offset}", fingerprint_normalized(folded)
-        )
-        match = decision.match
-        if match is None:
-            summary.kept += 1
-            if kept is not None:
-                kept.write(line)
+        decision = self.detector.check_fingerprinted(key, fingerprint_normalized(folded))
+        if decision.match is None:
+            self._keep(line, None, summary, kept)
             return
-        reason = match.kind if folded == normalized else f"folded-{match.kind}"
+        kind = decision.match.kind
+        reason = kind if folded == normalized else f"folded-{kind}"
+        self._drop(
+            number, record.text, decision.match, reason, decision.threshold, summary, audit, lookup
+        )
+
+    @staticmethod
+    def _keep(line: bytes, unchecked: str | None, summary: Summary, kept: IO[bytes] | None) -> None:
+        summary.kept += 1
+        if unchecked is not None:
+            summary.unchecked[unchecked] += 1
+        if kept is not None:
+            kept.write(line)
+
+    def _drop(
+        self,
+        number: int,
+        text: str,
+        match: Match,
+        reason: str,
+        threshold: int | None,
+        summary: Summary,
+        audit: IO[str] | None,
+        lookup: IO[bytes] | None,
+    ) -> None:
         summary.dropped[reason] += 1
-        if audit is not None:
-            matched_number, matched_offset = map(int, match.key.split(":"))
-            entry: dict[str, Any] = {
-                "line": number,
-                "decision": "dropped",
-                "reason": reason,
-                "distance": match.distance,
-                "threshold": decision.threshold,
-                "matched_line": matched_number,
-                "preview": _preview(record.text),
-                "matched_preview": self._preview_at(lookup, matched_offset),
-            }
-            audit.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        if audit is None:
+            return
+        matched_number, matched_offset = map(int, match.key.split(":"))
+        entry: dict[str, Any] = {
+            "line": number,
+            "decision": "dropped",
+            "reason": reason,
+            "distance": match.distance,
+            "threshold": threshold,
+            "matched_line": matched_number,
+            "preview": _preview(text),
+            "matched_preview": self._preview_at(lookup, matched_offset),
+        }
+        audit.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
     def _text_of(self, decoded: str, *, first: bool) -> _Text:
         if self.record_format == "lines":
@@ -287,7 +316,7 @@ class RecordDeduplicator:
         if first:
             decoded = decoded.removeprefix("\ufeff")
         if not decoded.strip():
-            return _Text(None)
+            return _Text("")
         try:
             record = json.loads(decoded)
         except ValueError as error:

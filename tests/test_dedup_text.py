@@ -193,7 +193,7 @@ def test_json_lines_keep_bad_records_and_report_them(tmp_path: Path) -> None:
         (6, "kept", "invalid-json"),
     ]
     stderr = completed.stderr.decode()
-    assert "without comparison: invalid-json 2, missing-field 1" in stderr
+    assert "not fingerprinted: invalid-json 2, missing-field 1" in stderr
     assert "1 records with invalid UTF-8" in stderr
 
 

@@ -111,13 +111,18 @@ def test_thresholds_come_from_the_detector() -> None:
     assert summary.dropped == {}
 
 
-def test_records_without_text_are_kept_and_never_compared() -> None:
-    data = lines("", "!!!", "???", "   ", "")
-    kept, audit, summary = run(data)
-    assert kept == data
-    assert audit == []
+def test_records_without_text_are_compared_by_their_exact_text() -> None:
+    long_rule = "-" * 80
+    kept, audit, summary = run(lines("", "!!!", "???", "   ", long_rule, "=" * 80, "", long_rule))
+    assert kept == lines("", "!!!", "???", long_rule, "=" * 80)
+    assert [(entry["line"], entry["reason"], entry["matched_line"]) for entry in audit] == [
+        (4, "exact", 1),
+        (7, "exact", 1),
+        (8, "exact", 5),
+    ]
+    assert audit[2]["matched_preview"] == long_rule[: PREVIEW_CHARS - 1] + "…"
     assert summary.unchecked == {"no-text": 5}
-    assert summary.kept == 5
+    assert (summary.kept, summary.dropped) == (5, {"exact": 3})
 
 
 def test_json_lines_field_and_bad_records_lose_nothing() -> None:
@@ -212,7 +217,7 @@ def test_summary_report_names_every_reason() -> None:
     _, _, summary = run(data)
     report = summary.report()
     assert report.startswith("6 records read in ")
-    assert "kept 4 (without comparison: no-text 2)" in report  # "" and "{" have no text
+    assert "kept 4 (not fingerprinted: no-text 2)" in report  # "" and "{" have no text
     assert "dropped 2 (exact 1, folded-exact 1)" in report
 
 
