@@ -59,7 +59,7 @@ class Command(ScrapyCommand):
             "--output",
             metavar="FILE",
             default="-",
-            help="write kept records to FILE ('-', the default: stdout)",
+            help="write kept records to FILE ('-', the default, is stdout)",
         )
         parser.add_argument(
             "--audit",
@@ -71,12 +71,12 @@ class Command(ScrapyCommand):
             "--format",
             choices=("lines", "jsonl"),
             help="'lines': each line is a record's text; 'jsonl': each line is a JSON "
-            "object (default: jsonl with --field or a .jsonl/.ndjson/.jsonlines INPUT)",
+            "object; jsonl by default with --field or a .jsonl/.ndjson/.jsonlines INPUT",
         )
         parser.add_argument(
             "--field",
             metavar="NAME",
-            help="JSON field holding the text (default: DEDUP_TEXT_FIELD, 'text')",
+            help="JSON field holding the text (DEDUP_TEXT_FIELD by default, 'text')",
         )
         parser.add_argument(
             "--min-repeats",
@@ -84,7 +84,7 @@ class Command(ScrapyCommand):
             default=DEFAULT_MIN_REPEATS,
             metavar="N",
             help="fold a record that is one block repeated N times or more to that block "
-            f"(default: {DEFAULT_MIN_REPEATS}, so 'haha' stays and 'hahaha' is 'ha')",
+            f"({DEFAULT_MIN_REPEATS} by default, so 'haha' stays and 'hahaha' is 'ha')",
         )
         parser.add_argument(
             "--no-fold-repeats",
@@ -101,7 +101,7 @@ class Command(ScrapyCommand):
                 option,
                 type=int,
                 metavar="N",
-                help=f"default: {setting} ({getattr(defaults, setting)})",
+                help=f"{setting} by default ({getattr(defaults, setting)})",
             )
         parser.add_argument(
             "--max-record-bytes",
@@ -109,7 +109,7 @@ class Command(ScrapyCommand):
             default=DEFAULT_MAX_RECORD_BYTES,
             metavar="N",
             help="keep longer records unchecked, copied through in pieces "
-            f"(default: {DEFAULT_MAX_RECORD_BYTES:,})",
+            f"({DEFAULT_MAX_RECORD_BYTES:,} by default)",
         )
         parser.add_argument(
             "--no-progress",
