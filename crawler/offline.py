@@ -12,8 +12,8 @@
    byte for byte as it was read.
 
 It streams: a record is written (or not) before the next one is read, so memory holds one
-record at a time plus the detector's index, about 60 bytes a kept record. Nothing is lost
-to bad input; the records below are kept, written unchanged and counted:
+record at a time plus the detector's index, about 60 bytes a kept record. Bad input gets
+a clear outcome and loses nothing:
 
 * records with nothing left after normalization (empty lines, punctuation only) are
   compared by their exact text, whitespace stripped: the first blank line is kept
