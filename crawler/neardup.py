@@ -104,9 +104,13 @@ def fingerprint_text(
     text: str, *, fold_repeats: bool = False, min_repeats: int = DEFAULT_MIN_REPEATS
 ) -> TextFingerprint:
     """Normalize *text* and return its length, SimHash and content hash."""
-    normalized = fingerprints.normalize_text(
-        text, fold_repeats=fold_repeats, min_repeats=min_repeats
+    return fingerprint_normalized(
+        fingerprints.normalize_text(text, fold_repeats=fold_repeats, min_repeats=min_repeats)
     )
+
+
+def fingerprint_normalized(normalized: str) -> TextFingerprint:
+    """Return the length, SimHash and content hash of a text already normalized."""
     return TextFingerprint(
         normalized_length=len(normalized),
         fingerprint=fingerprints.simhash_of_normalized(normalized),
