@@ -93,6 +93,10 @@ class RedisSetSeenStore:
     def __contains__(self, key: bytes) -> bool:
         return bool(self.connection.call(self.connection.client.sismember, self.key, key))
 
+    def discard(self, key: bytes) -> bool:
+        """Forget *key* (one ``SREM``); return whether it was there."""
+        return bool(self.connection.call(self.connection.client.srem, self.key, key))
+
     def __len__(self) -> int:
         return int(self.connection.call(self.connection.client.scard, self.key))
 
