@@ -93,7 +93,8 @@ def _bloom_sizing(settings: BaseSettings) -> tuple[int, float]:
     return capacity, error_rate
 
 
-def _backend(settings: BaseSettings) -> str:
+def url_backend_from_settings(settings: BaseSettings) -> str:
+    """``DEDUP_URL_BACKEND``, checked."""
     backend = settings.get("DEDUP_URL_BACKEND", defaults.DEDUP_URL_BACKEND)
     if backend not in LOCAL_BACKENDS + REDIS_BACKENDS:
         raise ValueError(
@@ -103,18 +104,21 @@ def _backend(settings: BaseSettings) -> str:
     return str(backend)
 
 
-def _seen_set_factory(settings: BaseSettings, backend: str) -> Any:
+def seen_set_factory(settings: BaseSettings, backend: str) -> Any:
+    """A callable that makes an empty local seen set of *backend*, sized by the settings."""
     if backend == "memory":
         return MemorySeenSet
     capacity, error_rate = _bloom_sizing(settings)
     return lambda: BloomSeenSet(capacity, error_rate)
 
 
-def _redis_store(crawler: Crawler, backend: str) -> RedisSetSeenStore | RedisBloomSeenStore:
-    settings = crawler.settings
+def redis_seen_store(
+    settings: BaseSettings, spider_name: str, backend: str
+) -> RedisSetSeenStore | RedisBloomSeenStore:
+    """The shared seen store of *backend* for *spider_name* (not opened)."""
     connection = connection_from_settings(settings)
     key = settings.get("DEDUP_REDIS_KEY", defaults.DEDUP_REDIS_KEY)
-    base = key % {"spider": crawler.spidercls.name}
+    base = key % {"spider": spider_name}
     if backend == "redis":
         return RedisSetSeenStore(connection, base)
     capacity, error_rate = _bloom_sizing(settings)
@@ -215,7 +219,7 @@ class URLDupeFilter(BaseDupeFilter):
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
         rules = url_rules_from_settings(settings)
-        backend = _backend(settings)
+        backend = url_backend_from_settings(settings)
         if backend in REDIS_BACKENDS:
             policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
             if policy not in REDIS_ERROR_POLICIES:
@@ -226,12 +230,12 @@ class URLDupeFilter(BaseDupeFilter):
             dupefilter = cls(
                 crawler,
                 UrlCanonicalizer(rules),
-                _redis_store(crawler, backend),
+                redis_seen_store(settings, crawler.spidercls.name, backend),
                 debug=settings.getbool("DUPEFILTER_DEBUG"),
             )
             dupefilter.redis_error_policy = policy
             return dupefilter
-        new_set = _seen_set_factory(settings, backend)
+        new_set = seen_set_factory(settings, backend)
         state_dir = state_dir_from_settings(settings)
         seen: SeenSet | JournaledSeenStore = new_set()
         frontier = None
