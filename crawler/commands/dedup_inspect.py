@@ -260,7 +260,7 @@ def describe(report: dict[str, Any]) -> str:
         lines += _aligned(url_store["signature"])
     content_index = report["content_index"]
     if content_index is None:
-        lines.append("Content index: none")
+        lines.append("Content index: none found")
     else:
         lines.append(f"Content index: {content_index['backend']}")
         figures = {"documents": content_index["documents"]}
