@@ -98,7 +98,8 @@ def _bloom_sizing(settings: BaseSettings) -> tuple[int, float]:
     return capacity, error_rate
 
 
-def _backend(settings: BaseSettings) -> str:
+def url_backend_from_settings(settings: BaseSettings) -> str:
+    """``DEDUP_URL_BACKEND``, checked."""
     backend = settings.get("DEDUP_URL_BACKEND", defaults.DEDUP_URL_BACKEND)
     if backend not in LOCAL_BACKENDS + REDIS_BACKENDS:
         raise ValueError(
@@ -123,7 +124,8 @@ def generations_from_settings(settings: BaseSettings) -> Generations | None:
     return Generations(ttl, count)
 
 
-def _seen_set_factory(settings: BaseSettings, backend: str) -> Callable[[], SeenSet]:
+def seen_set_factory(settings: BaseSettings, backend: str) -> Callable[[], SeenSet]:
+    """A callable that makes an empty local seen set of *backend*, sized by the settings."""
     new_set: Callable[[], SeenSet]
     if backend == "memory":
         new_set = MemorySeenSet
@@ -136,15 +138,18 @@ def _seen_set_factory(settings: BaseSettings, backend: str) -> Callable[[], Seen
     return partial(GenerationalSeenSet, new_set, generations)
 
 
-def redis_store_from_settings(
-    crawler: Crawler, backend: str, key_setting: str = "DEDUP_REDIS_KEY"
+def redis_seen_store(
+    settings: BaseSettings,
+    spider_name: str,
+    backend: str,
+    key_setting: str = "DEDUP_REDIS_KEY",
 ) -> RedisSetSeenStore | RedisBloomSeenStore:
-    """The shared seen store of *backend* at the Redis key named by *key_setting*."""
-    settings = crawler.settings
+    """The shared seen store of *backend* for *spider_name* at the Redis key named by
+    *key_setting* (not opened)."""
     connection = connection_from_settings(settings)
     key = settings.get(key_setting, getattr(defaults, key_setting))
     try:
-        base = key % {"spider": crawler.spidercls.name}
+        base = key % {"spider": spider_name}
     except (KeyError, ValueError, TypeError) as exc:
         raise ValueError(
             f"{key_setting}={key!r} is not a key template; %(spider)s is the only field"
@@ -254,7 +259,7 @@ class URLDupeFilter(BaseDupeFilter):
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
         rules = url_rules_from_settings(settings)
-        backend = _backend(settings)
+        backend = url_backend_from_settings(settings)
         if backend in REDIS_BACKENDS:
             policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
             if policy not in REDIS_ERROR_POLICIES:
@@ -265,12 +270,12 @@ class URLDupeFilter(BaseDupeFilter):
             dupefilter = cls(
                 crawler,
                 UrlCanonicalizer(rules),
-                redis_store_from_settings(crawler, backend),
+                redis_seen_store(settings, crawler.spidercls.name, backend),
                 debug=settings.getbool("DUPEFILTER_DEBUG"),
             )
             dupefilter.redis_error_policy = policy
             return dupefilter
-        new_set = _seen_set_factory(settings, backend)
+        new_set = seen_set_factory(settings, backend)
         state_dir = state_dir_from_settings(settings)
         seen: SeenSet | JournaledSeenStore = new_set()
         frontier = None

@@ -168,6 +168,25 @@ def read_snapshot(
     return dict(header.get("params", {})), payload
 
 
+def read_header(path: Path) -> dict[str, Any] | None:
+    """Return the header of the snapshot or journal at *path* (``kind``,
+    ``signature`` and, for a snapshot, ``params``), without checking it against
+    any rules; ``None`` when there is no such file. Raises
+    :class:`StateFileError` when it is not a state file."""
+    prefix_size = len(_SNAPSHOT_MAGIC) + _HEADER_SIZE.size
+    try:
+        with path.open("rb") as state_file:
+            data = state_file.read(prefix_size)
+            if len(data) == prefix_size:
+                (size,) = _HEADER_SIZE.unpack_from(data, len(_SNAPSHOT_MAGIC))
+                data += state_file.read(size)
+    except FileNotFoundError:
+        return None
+    magic = _JOURNAL_MAGIC if data.startswith(_JOURNAL_MAGIC) else _SNAPSHOT_MAGIC
+    header, _ = _decode_header(path, data, magic)
+    return header
+
+
 class Journal:
     """An append-only file of records, each written by one ``write()`` call.
 
@@ -184,6 +203,38 @@ class Journal:
         self.records = 0
         self._fd: int | None = None
 
+    def read(self) -> list[bytes]:
+        """Return every complete record in the journal, in order, without
+        touching the file: nothing is written, truncated or locked, so a crawl
+        may be appending to it meanwhile.
+
+        A torn last record (a kill, or a write in progress) is left out and
+        counted in :attr:`torn_bytes`; corruption elsewhere raises
+        :class:`StateFileError`. A missing journal has no records.
+        :attr:`records` counts them.
+        """
+        records, _ = self._read()
+        self.records = len(records)
+        return records
+
+    def _read(self) -> tuple[list[bytes], int]:
+        """The records and the size of the file without its torn tail."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        self.torn_bytes = 0
+        if not data:
+            return [], 0
+        header, offset = _decode_header(self.path, data, _JOURNAL_MAGIC)
+        _check_header(self.path, header, self.kind, self.signature)
+        records, valid_end = [], offset
+        for record, record_end in self._iter_records(data, offset):
+            records.append(record)
+            valid_end = record_end
+        self.torn_bytes = len(data) - valid_end
+        return records, valid_end
+
     def open(self, replay: Callable[[bytes], object]) -> None:
         """Call *replay* with every record in the journal, in order, then open
         the journal for appending.
@@ -192,27 +243,18 @@ class Journal:
         counted in :attr:`torn_bytes`; corruption elsewhere raises
         :class:`StateFileError`.
         """
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            data = b""
-        if data:
-            header, offset = _decode_header(self.path, data, _JOURNAL_MAGIC)
-            _check_header(self.path, header, self.kind, self.signature)
-            valid_end = offset
-            for record, record_end in self._iter_records(data, offset):
-                self.records += 1
-                replay(record)
-                valid_end = record_end
-            self.torn_bytes = len(data) - valid_end
-            if self.torn_bytes:
-                logger.warning(
-                    "Dropped a record cut short in %(path)s (%(size)d bytes), "
-                    "left by an unclean stop; everything before it is kept",
-                    {"path": self.path, "size": self.torn_bytes},
-                )
-                os.truncate(self.path, valid_end)
-        else:
+        records, valid_end = self._read()
+        for record in records:
+            self.records += 1
+            replay(record)
+        if self.torn_bytes:
+            logger.warning(
+                "Dropped a record cut short in %(path)s (%(size)d bytes), "
+                "left by an unclean stop; everything before it is kept",
+                {"path": self.path, "size": self.torn_bytes},
+            )
+            os.truncate(self.path, valid_end)
+        if not valid_end:
             self._write_empty()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
 

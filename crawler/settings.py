@@ -8,7 +8,9 @@ BOT_NAME = "crawler"
 
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
-COMMANDS_MODULE = "crawler.commands"
+# Only the demo command: the others are registered for every project through the
+# "scrapy.commands" entry point (pyproject.toml).
+COMMANDS_MODULE = "crawler.commands.demo"
 
 ADDONS = {"crawler.addon.DedupAddon": 0}
 

@@ -512,6 +512,22 @@ class UrlCanonicalizer:
         self._canonicalize(url, trace)
         return sorted(set(trace), key=_RULE_ORDER.__getitem__)
 
+    def handles(self, url: str) -> bool:
+        """Whether the rules apply to ``url``: an absolute http(s) URL with a valid
+        authority. Any other string comes back from canonicalization unchanged, only
+        whitespace-stripped.
+
+        >>> canonicalize = UrlCanonicalizer()
+        >>> canonicalize.handles("HTTP://Example.com"), canonicalize.handles("http://[::1/")
+        (True, False)
+        """
+        text = url.strip(_SURROUNDING_JUNK)
+        parts = _split_http_url(text if text.isprintable() else text.translate(_TAB_NEWLINE))
+        if parts is None:
+            return False
+        scheme, netloc, _, _ = parts
+        return _canonical_authority(scheme, netloc, self._fold_https, None) is not None
+
     def _canonicalize(self, url: str, trace: list[str] | None) -> str:
         text = url.strip(_SURROUNDING_JUNK)
         if trace is not None and text != url:

@@ -279,3 +279,26 @@ def run_scrapy(command: list[str], timeout: float = 120) -> str:
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     return completed.stderr
+
+
+def scrapy_command(
+    *arguments: str, input: str | None = None, cwd: Path = REPO_ROOT, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run ``scrapy <arguments>`` with this Python in *cwd* (the demo project by
+    default) and return it finished, whatever its exit code."""
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", *arguments],
+        cwd=cwd,
+        env=_child_env(),
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def crawl_stat(log: str, name: str) -> float | None:
+    """The value of the stat *name* in a crawl's "Dumping Scrapy stats" log."""
+    match = re.search(rf"'{re.escape(name)}': ([0-9.e+-]+)", log)
+    return float(match.group(1)) if match else None

@@ -10,6 +10,7 @@ import pytest
 from crawler.persistence import (
     Journal,
     StateFileError,
+    read_header,
     read_snapshot,
     signature_difference,
     write_snapshot,
@@ -151,3 +152,36 @@ def test_appended_records_survive_kill_9(tmp_path):
     completed = subprocess.run([sys.executable, "-c", script], check=False)
     assert completed.returncode == -9
     assert _replayed(Journal(path, "frontier", SIGNATURE)) == [str(i).encode() for i in range(1000)]
+
+
+def test_journal_read_leaves_the_file_alone(tmp_path):
+    path = tmp_path / "j.journal"
+    journal = Journal(path, "frontier", SIGNATURE)
+    assert journal.read() == []
+    assert not path.exists()
+    _replayed(journal)
+    journal.append(b"kept")
+    journal.append(b"being-written")
+    journal.close()
+    os.truncate(path, path.stat().st_size - 4)
+    before = path.read_bytes()
+    reader = Journal(path, "frontier", SIGNATURE)
+    assert reader.read() == [b"kept"]
+    assert (reader.records, reader.torn_bytes) == (1, 8 + len(b"being-written") - 4)
+    assert path.read_bytes() == before
+    assert not reader.is_open
+
+
+def test_read_header_of_either_file_without_checking_rules(tmp_path):
+    snapshot = tmp_path / "s.snapshot"
+    write_snapshot(snapshot, "bloom", SIGNATURE, {"capacity": 10}, b"x")
+    journal = Journal(tmp_path / "j.journal", "frontier", SIGNATURE)
+    _replayed(journal)
+    journal.close()
+    assert read_header(snapshot)["params"] == {"capacity": 10}
+    assert read_header(snapshot)["signature"] == SIGNATURE
+    assert read_header(journal.path)["kind"] == "frontier"
+    assert read_header(tmp_path / "absent") is None
+    (tmp_path / "foreign").write_bytes(b"not a state file at all")
+    with pytest.raises(StateFileError, match="not a dedup state file"):
+        read_header(tmp_path / "foreign")

@@ -112,3 +112,36 @@ def test_journaled_store_refuses_a_foreign_backend_file(tmp_path):
     bloom = JournaledSeenStore(lambda: BloomSeenSet(10, 0.01), tmp_path, {})
     with pytest.raises(StateFileError, match="expected 'bloom-seen-urls'"):
         bloom.open()
+
+
+def test_journaled_store_reads_without_writing(tmp_path):
+    store = JournaledSeenStore(MemorySeenSet, tmp_path, {"rules": 1}, snapshot_every=2)
+    store.open()
+    for key in (b"a" * 16, b"b" * 16, b"c" * 16):
+        store.add(key)  # two in the snapshot, one in the journal
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    reader = JournaledSeenStore(MemorySeenSet, tmp_path, {"rules": 1})
+    reader.read()
+    assert len(reader) == 3
+    assert reader.journal.records == 1
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+    store.close()
+
+
+def test_memory_store_forgets_and_bloom_cannot(tmp_path):
+    store = JournaledSeenStore(MemorySeenSet, tmp_path, {"rules": 1})
+    store.open()
+    store.add(b"a" * 16)
+    store.add(b"b" * 16)
+    assert store.discard(b"a" * 16) is True
+    assert store.discard(b"a" * 16) is False
+    store.close()
+    reopened = JournaledSeenStore(MemorySeenSet, tmp_path, {"rules": 1})
+    reopened.open()
+    assert len(reopened) == 1
+    assert reopened.add(b"a" * 16) is True
+    assert reopened.add(b"b" * 16) is False
+    reopened.close()
+    bloom = JournaledSeenStore(lambda: BloomSeenSet(100, 0.01), tmp_path / "bloom", {})
+    with pytest.raises(TypeError, match="a bloom store cannot forget a key"):
+        bloom.discard(b"a" * 16)

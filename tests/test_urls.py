@@ -988,3 +988,25 @@ def test_surrounding_junk_is_exactly_controls_and_whitespace() -> None:
     expected = {chr(code) for code in range(0x21)}
     expected |= {chr(code) for code in range(0x110000) if chr(code).isspace()}
     assert set(urls._SURROUNDING_JUNK) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "handled"),
+    [
+        ("http://example.com", True),
+        (" HTTPS://Example.com:443/a/ ", True),
+        ("http://exa\tmple.com/", True),
+        ("http://exa mple.com/", False),
+        ("http://[::1/", False),
+        ("http://example.com:99999/", False),
+        ("http:///path", False),
+        ("mailto:someone@example.com", False),
+        ("/relative/path", False),
+        ("", False),
+    ],
+)
+def test_handles_tells_whether_the_rules_apply(url, handled):
+    canonicalizer = UrlCanonicalizer()
+    assert canonicalizer.handles(url) is handled
+    if not handled:
+        assert canonicalizer(url) == url.strip()

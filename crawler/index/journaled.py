@@ -11,7 +11,7 @@ from crawler.index.memory import DocumentTable, MemoryContentHashTable, MemoryFi
 from crawler.persistence import Journal, StateFileError, read_snapshot, write_snapshot
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -72,6 +72,39 @@ class JournaledContentIndex:
         if snapshot is not None:
             self._load_snapshot(*snapshot)
         snapshot_documents = len(self.content_hashes)
+        self.journal.open(self._replayer(snapshot_documents))
+        self.loaded_documents = len(self.content_hashes)
+        self.replayed_documents = self.loaded_documents - snapshot_documents
+        self._since_snapshot = self.journal.records
+        logger.info(
+            "Loaded %(documents)d documents from %(state_dir)s (%(replayed)d from the journal)",
+            {
+                "documents": self.loaded_documents,
+                "state_dir": self.snapshot_path.parent,
+                "replayed": self.replayed_documents,
+            },
+        )
+
+    def read(self) -> None:
+        """Load the snapshot and the journal without writing, truncating or locking
+        anything, e.g. while a crawl is using them.
+
+        The journal is read first: a snapshot written meanwhile holds its documents,
+        which replay then skips by their document number.
+        """
+        records = self.journal.read()
+        snapshot = read_snapshot(self.snapshot_path, KIND, self.signature)
+        if snapshot is not None:
+            self._load_snapshot(*snapshot)
+        snapshot_documents = len(self.content_hashes)
+        replay = self._replayer(snapshot_documents)
+        for record in records:
+            replay(record)
+        self.loaded_documents = len(self.content_hashes)
+        self.replayed_documents = self.loaded_documents - snapshot_documents
+
+    def _replayer(self, snapshot_documents: int) -> Callable[[bytes], None]:
+        """Adds one journal record to the loaded documents, in order."""
 
         def replay(record: bytes) -> None:
             number, fingerprint, content_hash, near_indexed, key = self._decode(record)
@@ -84,18 +117,7 @@ class JournaledContentIndex:
                 )
             self._add_in_memory(key, fingerprint, content_hash, near_indexed)
 
-        self.journal.open(replay)
-        self.loaded_documents = len(self.content_hashes)
-        self.replayed_documents = self.loaded_documents - snapshot_documents
-        self._since_snapshot = self.journal.records
-        logger.info(
-            "Loaded %(documents)d documents from %(state_dir)s (%(replayed)d from the journal)",
-            {
-                "documents": self.loaded_documents,
-                "state_dir": self.snapshot_path.parent,
-                "replayed": self.replayed_documents,
-            },
-        )
+        return replay
 
     def _load_snapshot(self, params: dict[str, Any], payload: bytes) -> None:
         try:

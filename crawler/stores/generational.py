@@ -60,6 +60,16 @@ class GenerationalSeenSet:
             return False
         return self._generation_set(self.generations.current()).add(key)
 
+    def discard(self, key: bytes) -> bool:
+        """Forget *key* in every live generation (exact inner sets only)."""
+        removed = False
+        for seen in self._live_sets():
+            discard = getattr(seen, "discard", None)
+            if discard is None:
+                raise TypeError(f"a {self.kind} store cannot forget a key")
+            removed = bool(discard(key)) or removed
+        return removed
+
     def __contains__(self, key: bytes) -> bool:
         return any(key in seen for seen in self._live_sets())
 

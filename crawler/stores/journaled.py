@@ -50,6 +50,27 @@ class JournaledSeenStore:
     def open(self) -> None:
         """Load the snapshot and replay the journal written after it."""
         self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+        self._load_snapshot()
+        self.journal.open(self._replayer())
+        self._since_snapshot = self.journal.records
+        self.loaded_entries = len(self.seen)
+
+    def read(self) -> None:
+        """Load the snapshot and the journal without writing, truncating or
+        locking anything, e.g. while a crawl is using them.
+
+        The journal is read first: a snapshot the crawl writes meanwhile holds
+        every key of that journal, and replaying a key twice changes nothing.
+        A torn last journal record is left out (see ``journal.torn_bytes``).
+        """
+        records = self.journal.read()
+        self._load_snapshot()
+        replay = self._replayer()
+        for record in records:
+            replay(record)
+        self.loaded_entries = len(self.seen)
+
+    def _load_snapshot(self) -> None:
         snapshot = read_snapshot(self.snapshot_path, self.kind, self.signature)
         if snapshot is not None:
             params, payload = snapshot
@@ -57,6 +78,9 @@ class JournaledSeenStore:
                 self.seen = self.seen.from_bytes(params, payload)
             except (KeyError, ValueError) as exc:
                 raise StateFileError(f"{self.snapshot_path} is corrupt: {exc}") from exc
+
+    def _replayer(self) -> Callable[[bytes], None]:
+        """Adds one journal record to the loaded set."""
         seen = self.seen
 
         def replay(record: bytes) -> None:
@@ -65,9 +89,7 @@ class JournaledSeenStore:
             except ValueError as exc:
                 raise StateFileError(f"{self.journal.path} is corrupt: {exc}") from exc
 
-        self.journal.open(replay)
-        self._since_snapshot = self.journal.records
-        self.loaded_entries = len(self.seen)
+        return replay
 
     def add(self, key: bytes, before_journal: Callable[[], object] | None = None) -> bool:
         """Add *key*; return ``True`` when it is new.
@@ -107,6 +129,17 @@ class JournaledSeenStore:
             return
         self.snapshot()
         self.journal.close()
+
+    def discard(self, key: bytes) -> bool:
+        """Forget *key* (an exact set only); return whether it was there.
+
+        The journal cannot record a removal: the change is durable only once
+        :meth:`snapshot` (or :meth:`close`) has run.
+        """
+        discard = getattr(self.seen, "discard", None)
+        if discard is None:
+            raise TypeError(f"a {self.seen.kind} store cannot forget a key")
+        return bool(discard(key))
 
     def __len__(self) -> int:
         return len(self.seen)

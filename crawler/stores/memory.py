@@ -29,6 +29,13 @@ class MemorySeenSet:
         keys.add(key)
         return True
 
+    def discard(self, key: bytes) -> bool:
+        """Forget *key*; return whether it was there."""
+        if key not in self._keys:
+            return False
+        self._keys.remove(key)
+        return True
+
     def __contains__(self, key: bytes) -> bool:
         return key in self._keys
 

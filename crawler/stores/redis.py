@@ -202,15 +202,15 @@ class RedisSetSeenStore:
         args = [key, self.generations.expire_seconds]
         return bool(self.connection.call(script, keys=keys, args=args))
 
-    def forget(self, key: bytes) -> bool:
-        """Remove *key*; ``True`` when it was there."""
-        client = self.connection.client
-        removed = [self.connection.call(client.srem, name, key) for name in self.data_keys()]
-        return any(removed)
-
     def __contains__(self, key: bytes) -> bool:
         client = self.connection.client
         return any(self.connection.call(client.sismember, name, key) for name in self.data_keys())
+
+    def discard(self, key: bytes) -> bool:
+        """Forget *key* (one ``SREM`` a live generation); return whether it was there."""
+        client = self.connection.client
+        removed = [self.connection.call(client.srem, name, key) for name in self.data_keys()]
+        return any(removed)
 
     def __len__(self) -> int:
         client = self.connection.client

@@ -1,0 +1,190 @@
+"""``scrapy dedup-forget URL...``: remove URLs from a spider's seen store, so
+that the next crawl downloads them again.
+
+Each URL is canonicalized with the project's rules and forgotten as a ``GET``
+request without a body, the key the URL filter records for a followed link
+(a ``POST`` or ``HEAD`` request has a key of its own). Only the exact stores
+can forget: the Redis set (``SREM``, safe while crawls run) and the local
+``memory`` store (its snapshot is rewritten atomically; the crawl using the
+state directory must be stopped first). A Bloom filter cannot.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scrapy.commands import ScrapyCommand
+
+from crawler.commands.canonicalize import urls_from_arguments
+from crawler.commands.stores import (
+    project_url_signature,
+    redis_signature,
+    spider_settings,
+    state_dir_setting,
+)
+from crawler.dupefilters import (
+    REDIS_BACKENDS,
+    redis_seen_store,
+    seen_set_factory,
+    state_dir_from_settings,
+    url_backend_from_settings,
+    url_rules_from_settings,
+)
+from crawler.open_files import processes_holding
+from crawler.persistence import StateFileError, read_header, signature_difference
+from crawler.redis_access import RedisUnavailable, redact
+from crawler.request_keys import request_key
+from crawler.stores.journaled import JournaledSeenStore
+from crawler.stores.redis import RedisSetSeenStore
+from crawler.urls import UrlCanonicalizer
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
+    from scrapy.settings import BaseSettings
+
+
+class CannotForget(Exception):
+    """The store cannot forget URLs, or must not be changed now."""
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
+
+    def syntax(self) -> str:
+        return "[options] [URL ...]"
+
+    def short_desc(self) -> str:
+        return "Remove URLs from a spider's seen-URL store (Redis set or memory backend)"
+
+    def long_desc(self) -> str:
+        return (
+            "Remove URLs from a spider's seen-URL store, so that the next crawl downloads "
+            "them again, and say for each whether it was there. URLs are canonicalized "
+            "with the project's rules and forgotten as GET requests without a body. "
+            "Without URLs, or with '-', reads one URL a line from standard input. Works "
+            "with DEDUP_URL_BACKEND 'redis' (at any time) and 'memory' (stop the crawl "
+            "using the state directory first); a Bloom filter ('bloom', 'redis-bloom') "
+            "cannot forget."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument(
+            "--spider",
+            metavar="SPIDER",
+            help="the spider whose store to change (needed when the project has several)",
+        )
+        parser.add_argument(
+            "--json", action="store_true", help="print one JSON object a URL: url, key, present"
+        )
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        assert self.settings is not None
+        settings, spider_name = spider_settings(self.settings, opts.spider)
+        urls = list(urls_from_arguments(args))
+        try:
+            canonicalize = UrlCanonicalizer(url_rules_from_settings(settings))
+            outcomes = forget(settings, spider_name, [canonicalize(url) for url in urls])
+        except (CannotForget, StateFileError, RedisUnavailable, ValueError) as exc:
+            print(f"dedup-forget: {exc}", file=sys.stderr)
+            self.exitcode = 1
+            return
+        for url, (canonical, present) in zip(urls, outcomes, strict=True):
+            if opts.json:
+                print(json.dumps({"url": url, "canonical": canonical, "present": present}))
+            else:
+                print(f"{'forgotten' if present else 'not seen '}  {canonical}")
+
+
+def forget(
+    settings: BaseSettings, spider_name: str, canonical_urls: list[str]
+) -> list[tuple[str, bool]]:
+    """Remove the ``GET`` keys of *canonical_urls* from the spider's seen store;
+    return each URL with whether it was there."""
+    backend = url_backend_from_settings(settings)
+    if backend in ("bloom", "redis-bloom"):
+        raise CannotForget(_bloom_cannot_forget(backend))
+    keys = [request_key("GET", url) for url in canonical_urls]
+    if backend in REDIS_BACKENDS:
+        removed = _forget_in_redis(settings, spider_name, keys)
+    else:
+        removed = _forget_in_state_dir(settings, keys)
+    return list(zip(canonical_urls, removed, strict=True))
+
+
+def _bloom_cannot_forget(backend: str) -> str:
+    return (
+        f"DEDUP_URL_BACKEND = {backend!r} is a Bloom filter, which cannot forget a URL: "
+        "its bits are shared with other URLs, and clearing them would forget those too. "
+        "Instead: set DEDUP_URL_TTL so that URLs age out and are crawled again; or use "
+        "an exact store, which can forget ('redis' shared by workers, 'memory' local); "
+        "or clear the state (the state directory's seen-urls.* files, or the Redis keys "
+        "under DEDUP_REDIS_KEY) and crawl again."
+    )
+
+
+def _forget_in_redis(settings: BaseSettings, spider_name: str, keys: list[bytes]) -> list[bool]:
+    store = redis_seen_store(settings, spider_name, "redis")
+    assert isinstance(store, RedisSetSeenStore)
+    store.connection.open()
+    stored_signature = redis_signature(store)
+    where = f"Redis key {store.base!r} at {redact(store.connection.url)}"
+    if stored_signature is None:
+        if len(store):
+            raise CannotForget(
+                f"{where} holds URLs without a rules signature (written by another "
+                "dupefilter, such as scrapy-redis's?): its keys are not this extension's"
+            )
+        return [False] * len(keys)
+    _check_signature(where, stored_signature, project_url_signature(settings, store))
+    return [store.discard(key) for key in keys]
+
+
+def _forget_in_state_dir(settings: BaseSettings, keys: list[bytes]) -> list[bool]:
+    state_dir = state_dir_from_settings(settings)
+    if state_dir is None:
+        raise CannotForget(
+            "DEDUP_URL_BACKEND = 'memory' without DEDUP_STATE_DIR or JOBDIR keeps the seen "
+            "URLs in each crawl's memory only: there is nothing to forget"
+        )
+    new_set: Callable[[], Any] = seen_set_factory(settings, "memory")
+    store = JournaledSeenStore(new_set, state_dir, project_url_signature(settings, new_set()))
+    header = read_header(store.snapshot_path) or read_header(store.journal.path)
+    if header is None:
+        return [False] * len(keys)
+    if header.get("kind") != store.kind:
+        raise CannotForget(
+            f"{state_dir} ({state_dir_setting(settings)}) holds a {header.get('kind')!r} "
+            "store, not the 'memory' store DEDUP_URL_BACKEND names. "
+            + _bloom_cannot_forget("bloom")
+        )
+    for path in (store.journal.path, state_dir / "frontier.journal"):
+        holders = processes_holding(path)
+        if holders:
+            raise CannotForget(
+                f"a crawl is using {state_dir} (process {', '.join(map(str, holders))} has "
+                f"{path.name} open): stop it first, then forget"
+            )
+    _check_signature(str(state_dir), header.get("signature", {}), store.signature)
+    store.open()
+    try:
+        removed = [store.discard(key) for key in keys]
+    finally:
+        store.close()  # snapshot (atomic replace), then an empty journal
+    return removed
+
+
+def _check_signature(where: str, stored: dict[str, Any], project: dict[str, Any]) -> None:
+    difference = signature_difference(stored, project)
+    if difference:
+        raise CannotForget(
+            f"the seen store at {where} was built with other rules than the project's "
+            f"settings ({difference}): its keys would not match; run with the settings "
+            "it was built with"
+        )

@@ -1,0 +1,297 @@
+"""``scrapy dedup-inspect [SPIDER]``: what a spider's dedup state holds.
+
+For the local backends, the state directory (``DEDUP_STATE_DIR``, else
+``JOBDIR``) is read without writing, truncating or locking anything, so it can
+be inspected while a crawl runs; for the Redis backends, the shared keys are
+only read. Everything the stores report (``stats()`` and ``params()``) is
+printed, whatever it is.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scrapy.commands import ScrapyCommand
+
+from crawler import defaults
+from crawler.commands.stores import (
+    content_backend,
+    project_url_signature,
+    read_local_content_index,
+    read_local_seen_store,
+    redis_signature,
+    spider_settings,
+    state_dir_setting,
+)
+from crawler.dupefilters import (
+    REDIS_BACKENDS,
+    redis_seen_store,
+    seen_set_factory,
+    state_dir_from_settings,
+    url_backend_from_settings,
+)
+from crawler.index.redis import RedisContentIndex
+from crawler.persistence import StateFileError, signature_difference
+from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
+
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+
+    from scrapy.settings import BaseSettings
+
+#: Lists longer than this are shortened in the human-readable output.
+LIST_PREVIEW = 5
+
+
+class StateNotFound(Exception):
+    """There is no dedup state where the settings point."""
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
+
+    def syntax(self) -> str:
+        return "[options] [SPIDER]"
+
+    def short_desc(self) -> str:
+        return "Show what a spider's dedup state holds (read-only)"
+
+    def long_desc(self) -> str:
+        return (
+            "Show a spider's seen-URL store and content index: entries, capacity, fill "
+            "ratio, estimated false-positive rate, everything else the stores report, and "
+            "the rules signature they were built with, compared with the project's "
+            "settings. Reads the state directory (DEDUP_STATE_DIR, else JOBDIR) or the "
+            "Redis keys (DEDUP_REDIS_KEY) without changing anything, so it can run "
+            "while a crawl does. SPIDER may be left out in a project with one spider."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        assert self.settings is not None
+        settings, spider_name = spider_settings(self.settings, args[0] if args else None)
+        try:
+            report = inspect_state(settings, spider_name)
+        except (StateNotFound, StateFileError, RedisUnavailable, ValueError) as exc:
+            print(f"dedup-inspect: {exc}", file=sys.stderr)
+            self.exitcode = 1
+            return
+        if opts.json:
+            print(json.dumps(report, indent=2, ensure_ascii=False))
+        else:
+            print(describe(report))
+
+
+def inspect_state(settings: BaseSettings, spider_name: str) -> dict[str, Any]:
+    """Everything the spider's dedup state says about itself, JSON-serializable.
+
+    Raises :class:`StateNotFound` naming the setting when there is nothing to read.
+    """
+    backend = url_backend_from_settings(settings)
+    if backend in REDIS_BACKENDS:
+        return {"spider": spider_name, **_inspect_redis(settings, spider_name, backend)}
+    state_dir = state_dir_from_settings(settings)
+    if state_dir is None:
+        raise StateNotFound(
+            f"DEDUP_URL_BACKEND = {backend!r} keeps no state to inspect: neither "
+            "DEDUP_STATE_DIR nor JOBDIR is set, so each crawl's seen URLs live in its "
+            "memory only. Set one of them (for the spider or with -s) to persist them."
+        )
+    return {"spider": spider_name, **_inspect_local(settings, spider_name, backend, state_dir)}
+
+
+def _inspect_local(
+    settings: BaseSettings, spider_name: str, backend: str, state_dir: Path
+) -> dict[str, Any]:
+    location = f"{state_dir} ({state_dir_setting(settings)})"
+    store = read_local_seen_store(settings, state_dir)
+    if store is None:
+        raise StateNotFound(
+            f"no seen-URL state in {location} yet: it is written when a crawl with "
+            "this state directory starts"
+        )
+    project_signature = project_url_signature(
+        settings, seen_set_factory(settings, store.seen.kind)()
+    )
+    url_store = {
+        "backend": store.seen.kind,
+        "state_dir": str(state_dir),
+        "state_dir_setting": state_dir_setting(settings),
+        "stats": store.stats(),
+        "params": store.seen.params(),
+        **_signature_report(store.signature, project_signature),
+        "files": {
+            "snapshot": _file_report(store.snapshot_path),
+            "journal": {
+                **_file_report(store.journal.path),
+                "records": store.journal.records,
+                "torn_bytes": store.journal.torn_bytes,
+            },
+        },
+    }
+    if store.seen.kind != backend:
+        url_store["note"] = (
+            f"the state holds a {store.seen.kind!r} store, but DEDUP_URL_BACKEND is {backend!r}"
+        )
+    content_index = None
+    if content_backend(settings) == "redis":
+        content_index = _inspect_redis_content(settings, spider_name)
+    else:
+        index = read_local_content_index(state_dir)
+        if index is not None:
+            content_index = {
+                "backend": "memory",
+                "documents": len(index),
+                "files": {
+                    "snapshot": _file_report(index.snapshot_path),
+                    "journal": {
+                        **_file_report(index.journal.path),
+                        "records": index.replayed_documents,
+                    },
+                },
+            }
+    return {"url_store": url_store, "content_index": content_index}
+
+
+def _inspect_redis(settings: BaseSettings, spider_name: str, backend: str) -> dict[str, Any]:
+    store = redis_seen_store(settings, spider_name, backend)
+    store.connection.open()
+    stored_signature = redis_signature(store)
+    entries = len(store)
+    where = f"Redis key {store.base!r} at {redact(store.connection.url)} (DEDUP_REDIS_KEY)"
+    if stored_signature is None and not entries:
+        raise StateNotFound(
+            f"no seen-URL store at {where} yet: it is created when a crawl with "
+            f"DEDUP_URL_BACKEND = {backend!r} starts"
+        )
+    url_store: dict[str, Any] = {
+        "backend": store.kind,
+        "redis_url": redact(store.connection.url),
+        "key": store.base,
+        "stats": store.stats(),
+        "params": store.params(),
+    }
+    if stored_signature is None:
+        url_store["signature"] = None
+        url_store["note"] = (
+            "the data has no rules signature (written by another dupefilter, such as "
+            "scrapy-redis's?); a crawl with this extension refuses it"
+        )
+    else:
+        url_store.update(
+            _signature_report(stored_signature, project_url_signature(settings, store))
+        )
+    content_index = None
+    if content_backend(settings) == "redis":
+        content_index = _inspect_redis_content(settings, spider_name)
+    return {"url_store": url_store, "content_index": content_index}
+
+
+def _inspect_redis_content(settings: BaseSettings, spider_name: str) -> dict[str, Any] | None:
+    base = settings.get("DEDUP_REDIS_CONTENT_KEY", defaults.DEDUP_REDIS_CONTENT_KEY)
+    index = RedisContentIndex(connection_from_settings(settings), base % {"spider": spider_name})
+    index.connection.open()
+    documents = len(index)
+    if not documents:
+        return None
+    return {
+        "backend": "redis",
+        "redis_url": redact(index.connection.url),
+        "key": index.base,
+        "documents": documents,
+    }
+
+
+def _signature_report(stored: dict[str, Any], project: dict[str, Any]) -> dict[str, Any]:
+    difference = signature_difference(stored, project)
+    return {
+        "signature": stored,
+        "signature_matches_settings": not difference,
+        "signature_difference": difference,
+    }
+
+
+def _file_report(path: Path) -> dict[str, Any]:
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return {"path": str(path), "exists": False}
+    modified = datetime.fromtimestamp(status.st_mtime, tz=timezone.utc)
+    return {
+        "path": str(path),
+        "exists": True,
+        "bytes": status.st_size,
+        "modified": modified.isoformat(timespec="seconds"),
+    }
+
+
+def describe(report: dict[str, Any]) -> str:
+    """The report for people: one ``name  value`` line a figure."""
+    url_store = report["url_store"]
+    if "state_dir" in url_store:
+        where = f"state dir {url_store['state_dir']} ({url_store['state_dir_setting']})"
+    else:
+        where = f"Redis {url_store['redis_url']}, key {url_store['key']}"
+    lines = [f"URL store of spider {report['spider']!r}: {url_store['backend']}, {where}"]
+    figures = {**url_store["stats"], **url_store["params"]}
+    for name, file_report in url_store.get("files", {}).items():
+        figures[name] = _describe_file(file_report)
+    lines += _aligned(figures)
+    if "note" in url_store:
+        lines.append(f"  note: {url_store['note']}")
+    if url_store["signature"] is not None:
+        if url_store["signature_matches_settings"]:
+            verdict = "matches the project's settings"
+        else:
+            verdict = (
+                "DIFFERS from the project's settings, a crawl would refuse this state: "
+                + url_store["signature_difference"]
+            )
+        lines.append(f"Rules signature: {verdict}")
+        lines += _aligned(url_store["signature"])
+    content_index = report["content_index"]
+    if content_index is None:
+        lines.append("Content index: none found")
+    else:
+        lines.append(f"Content index: {content_index['backend']}")
+        figures = {"documents": content_index["documents"]}
+        if "key" in content_index:
+            figures["key"] = content_index["key"]
+        for name, file_report in content_index.get("files", {}).items():
+            figures[name] = _describe_file(file_report)
+        lines += _aligned(figures)
+    return "\n".join(lines)
+
+
+def _describe_file(file_report: dict[str, Any]) -> str:
+    if not file_report["exists"]:
+        return f"{file_report['path']} (none)"
+    text = f"{file_report['path']}, {file_report['bytes']} bytes, {file_report['modified']}"
+    if "records" in file_report:
+        text += f", {file_report['records']} records"
+    if file_report.get("torn_bytes"):
+        text += f" and {file_report['torn_bytes']} bytes of a record being written"
+    return text
+
+
+def _aligned(figures: dict[str, Any]) -> list[str]:
+    width = max((len(name) for name in figures), default=0)
+    return [f"  {name:<{width}}  {_value_text(value)}" for name, value in figures.items()]
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, list) and len(value) > LIST_PREVIEW:
+        shown = ", ".join(map(str, value[:LIST_PREVIEW]))
+        return f"{len(value)} entries: {shown}, ..."
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
