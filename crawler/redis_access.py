@@ -158,6 +158,22 @@ class RedisConnection:
                 delay *= 2
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def execute_packed(self, packed: bytes) -> Any:
+        """Send one command already encoded in RESP and return its reply.
+
+        For hot paths whose commands have many arguments: redis-py encodes
+        each argument in Python, which for ``BITFIELD`` with a dozen
+        subcommands costs several times the loopback round trip. Run it
+        through :meth:`call` to get the retries.
+        """
+        pool = self.client.connection_pool
+        connection = pool.get_connection()
+        try:
+            connection.send_packed_command([packed])
+            return connection.read_response()
+        finally:
+            pool.release(connection)
+
     def script(self, source: str) -> Script:
         """The registered Lua script for *source*, created once per connection."""
         if source not in self._scripts:

@@ -10,11 +10,17 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 import pytest
+from redis.connection import Connection
 from redis.crc import key_slot
 
 from crawler.generations import Generations
 from crawler.redis_access import RedisConnection, RedisSignatureMismatch
-from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore, hash_tag
+from crawler.stores.redis import (
+    RedisBloomSeenStore,
+    RedisSetSeenStore,
+    bitfield_set_command,
+    hash_tag,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -364,3 +370,10 @@ def test_every_key_of_a_store_is_in_one_cluster_slot(base, tag):
 def test_braces_that_are_not_a_hash_tag_are_refused(base):
     with pytest.raises(ValueError, match="braces that are not a hash tag"):
         hash_tag(base)
+
+
+@pytest.mark.parametrize("offsets", [[0], [7, 1234567, 2**31 - 1], list(range(0, 2**20, 99_991))])
+def test_bitfield_command_encodes_as_redis_py_does(offsets):
+    arguments = [part for offset in offsets for part in ("SET", "u1", offset, 1)]
+    expected = b"".join(Connection().pack_command("BITFIELD", "{k}:bloom:0", *arguments))
+    assert bitfield_set_command(b"{k}:bloom:0", offsets) == expected

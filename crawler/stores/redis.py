@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from crawler.stores.bloom import HASHING, TIGHTENING, _double_hashing
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from crawler.generations import Generations
     from crawler.redis_access import RedisConnection
@@ -137,6 +137,16 @@ if redis.call('TTL', KEYS[1]) == -1 then
 end
 return 1
 """
+
+
+_SET_ONE_BIT = b"$3\r\nSET\r\n$2\r\nu1\r\n$%d\r\n%d\r\n$1\r\n1\r\n"
+
+
+def bitfield_set_command(key: bytes, offsets: Sequence[int]) -> bytes:
+    """``BITFIELD key SET u1 <offset> 1 ...`` encoded in RESP, for
+    :meth:`~crawler.redis_access.RedisConnection.execute_packed`."""
+    head = b"*%d\r\n$8\r\nBITFIELD\r\n$%d\r\n%s\r\n" % (2 + 4 * len(offsets), len(key), key)
+    return head + b"".join(_SET_ONE_BIT % (len(str(offset)), offset) for offset in offsets)
 
 
 def hash_tag(base: str) -> str:
@@ -319,6 +329,7 @@ class RedisBloomSeenStore:
         self.shard_keys = [f"{self.tag}:bloom:{shard}" for shard in range(self.num_shards)]
         self.count_key = f"{self.tag}:count"
         self._untimed_keys = [self.count_key, *self.shard_keys]
+        self._shard_names = [name.encode() for name in self.shard_keys]
         self._positions = _double_hashing(self.num_slices, self.bits_per_slice)
         self._uncounted = 0
 
@@ -368,25 +379,26 @@ class RedisBloomSeenStore:
 
     def _set_bits(self, key: bytes) -> bool:
         """Set *key*'s bits in the untimed filter; ``True`` when one was unset."""
-        subcommands: dict[int, list[Any]] = {}
+        offsets: dict[int, list[int]] = {}
         bits_per_slice, shard_bits = self.bits_per_slice, self.shard_bits
         for slice_number, position in enumerate(self._positions(key)):
             shard, offset = divmod(slice_number * bits_per_slice + position, shard_bits)
-            subcommands.setdefault(shard, []).extend(("SET", "u1", offset, 1))
-        client = self.connection.client
-        if len(subcommands) == 1:
-            ((shard, arguments),) = subcommands.items()
-            command = client.execute_command
-            previous = self.connection.call(command, "BITFIELD", self.shard_keys[shard], *arguments)
-            return 0 in previous
+            offsets.setdefault(shard, []).append(offset)
+        connection = self.connection
+        if len(offsets) == 1:
+            ((shard, shard_offsets),) = offsets.items()
+            command = bitfield_set_command(self._shard_names[shard], shard_offsets)
+            return 0 in connection.call(connection.execute_packed, command)
 
         def transaction() -> list[list[int]]:
-            pipeline = client.pipeline(transaction=True)
-            for shard, arguments in subcommands.items():
+            pipeline = connection.client.pipeline(transaction=True)
+            for shard, shard_offsets in offsets.items():
+                subcommands = [("SET", "u1", offset, 1) for offset in shard_offsets]
+                arguments = [part for subcommand in subcommands for part in subcommand]
                 pipeline.execute_command("BITFIELD", self.shard_keys[shard], *arguments)
             return pipeline.execute()
 
-        return any(0 in previous for previous in self.connection.call(transaction))
+        return any(0 in previous for previous in connection.call(transaction))
 
     def _flush_count(self) -> None:
         if self._uncounted:
