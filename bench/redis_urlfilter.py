@@ -23,6 +23,10 @@ What the numbers mean, and what the script promises about them:
   deletes its key): ``INFO memory`` ``used_memory`` minus its value right after the
   ``FLUSHALL``, and the sum of ``MEMORY USAGE`` (exact, ``SAMPLES 0``) of every key, both
   divided by the number of requests the filter let through.
+* **Memory at scale** (``--scale-urls``, default 1,000,000; 0 skips it). At the stream's
+  size, fixed costs (client buffers, scripts) and the allocator's size classes weigh on a
+  Bloom filter of a hundred kilobytes; so each filter is also fed that many distinct URLs
+  (not timed; the Bloom filter sized for them) and measured the same way.
 
 Results go to stdout as Markdown (tables, targets, machine facts, the command line, elapsed
 time); ``--json`` also writes the raw numbers.
@@ -75,6 +79,7 @@ if TYPE_CHECKING:
 
 DEFAULT_REQUESTS = 100_000
 DEFAULT_REPEAT = 2
+DEFAULT_SCALE_URLS = 1_000_000
 ERROR_RATE = 0.001
 REDIS_SERVER = "/usr/bin/redis-server"
 SERVER_START_TIMEOUT = 10.0
@@ -252,6 +257,54 @@ def timed_pass(spec: FilterSpec, requests: Sequence[Request], client: redis.Redi
 
 
 @dataclass
+class ScaleResult:
+    urls: int
+    let_through: int
+    used_memory_delta: int
+    memory_usage: int
+
+    @property
+    def used_memory_per_url(self) -> float:
+        return self.used_memory_delta / max(1, self.let_through)
+
+    @property
+    def memory_usage_per_url(self) -> float:
+        return self.memory_usage / max(1, self.let_through)
+
+
+def scale_pass(spec: FilterSpec, urls: int, client: redis.Redis) -> ScaleResult:
+    """Feed *urls* distinct URLs to a new filter on an empty server; measure its memory."""
+    from scrapy import Request
+
+    client.flushall()
+    baseline, _, _ = redis_memory(client)
+    dupefilter = build_filter(spec)
+    let_through = 0
+    for number in range(urls):
+        url = f"https://shop{number % 97}.example.com/item/{number}?ref=list&page={number % 13}"
+        if not dupefilter.request_seen(Request(url)):
+            let_through += 1
+    if isinstance(dupefilter, URLDupeFilter):
+        dupefilter.seen.stats()  # workers add their count to the shared one in batches
+    used, memory_usage, _ = redis_memory(client)
+    dupefilter.close("finished")
+    client.flushall()
+    return ScaleResult(urls, let_through, used - baseline, memory_usage)
+
+
+def run_scale_passes(redis_url: str, urls: int, started: float) -> dict[str, ScaleResult]:
+    client = redis.Redis.from_url(redis_url)
+    results = {}
+    try:
+        for spec in filter_specs(redis_url, capacity=urls):
+            results[spec.name] = scale_pass(spec, urls, client)
+            progress(f"memory at scale ({urls:,} URLs): {spec.name}", started)
+    finally:
+        client.close()
+    return results
+
+
+@dataclass
 class Timings:
     repeat: int
     passes: dict[str, list[PassResult]] = field(default_factory=dict)
@@ -309,6 +362,7 @@ class Report:
     corpus_dir: Path
     workload: Workload
     timings: Timings
+    scale: dict[str, ScaleResult] = field(default_factory=dict)
     elapsed: float = 0.0
 
     @property
@@ -341,11 +395,17 @@ class Report:
         figures = self.summary()
         peer, ours_set, bloom = figures[PEER], figures[OURS_SET], figures[OURS_BLOOM]
         bloom_bytes = max(bloom["used_memory_bytes_per_url"], bloom["memory_usage_bytes_per_url"])
+        bloom_bytes_at_scale = None
+        if OURS_BLOOM in self.scale:
+            at_scale = self.scale[OURS_BLOOM]
+            bloom_bytes_at_scale = max(at_scale.used_memory_per_url, at_scale.memory_usage_per_url)
+            bloom_bytes = bloom_bytes_at_scale
         return {
             "set_ratio_best": ours_set["ratio_best"],
             "bloom_ratio_best": bloom["ratio_best"],
             "throughput_pass": ours_set["ratio_best"] >= 1 and bloom["ratio_best"] >= 1,
             "bloom_bytes_per_url": bloom_bytes,
+            "bloom_bytes_at_scale": bloom_bytes_at_scale,
             "bloom_bytes_pass": bloom_bytes <= TARGET_BLOOM_BYTES_PER_URL,
             "set_bytes_per_url": ours_set["used_memory_bytes_per_url"],
             "peer_bytes_per_url": peer["used_memory_bytes_per_url"],
@@ -356,8 +416,33 @@ class Report:
         }
 
     def markdown(self) -> str:
-        return "\n\n".join(
-            [self._header(), self._workload(), self._results(), self._targets(), self._footer()]
+        sections = [self._header(), self._workload(), self._results()]
+        if self.scale:
+            sections.append(self._scale())
+        return "\n\n".join([*sections, self._targets(), self._footer()])
+
+    def _scale(self) -> str:
+        urls = next(iter(self.scale.values())).urls
+        rows = [
+            [
+                name,
+                f"{result.let_through:,}",
+                f"{result.used_memory_per_url:.2f}",
+                f"{result.memory_usage_per_url:.2f}",
+            ]
+            for name, result in self.scale.items()
+        ]
+        return (
+            f"## Memory at scale ({urls:,} distinct URLs, Bloom filter sized for them)\n\n"
+            + markdown_table(
+                [
+                    "filter",
+                    "requests let through",
+                    "used_memory delta per URL (bytes)",
+                    "MEMORY USAGE per URL (bytes)",
+                ],
+                rows,
+            )
         )
 
     def _header(self) -> str:
@@ -423,7 +508,9 @@ class Report:
             f"redis-bloom {targets['bloom_ratio_best']:.2f}x (best).\n"
             f"- {verdict(targets['bloom_bytes_pass'])}: redis-bloom takes "
             f"{targets['bloom_bytes_per_url']:.2f} bytes per URL at error rate {ERROR_RATE:g} "
-            f"(the larger of the two measures), target <= {TARGET_BLOOM_BYTES_PER_URL:g}.\n"
+            f"(the larger of the two measures"
+            f"{', at scale' if targets['bloom_bytes_at_scale'] is not None else ''}), "
+            f"target <= {TARGET_BLOOM_BYTES_PER_URL:g}.\n"
             f"- {verdict(targets['set_bytes_pass'])}: redis set takes "
             f"{targets['set_bytes_per_url']:.1f} bytes per URL (used_memory), {PEER} "
             f"{targets['peer_bytes_per_url']:.1f}; target below (both measures)."
@@ -453,6 +540,7 @@ class Report:
                 name: [vars(result) for result in passes]
                 for name, passes in self.timings.passes.items()
             },
+            "scale": {name: vars(result) for name, result in self.scale.items()},
             "targets": self.targets(),
             "elapsed_seconds": self.elapsed,
         }
@@ -469,8 +557,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--requests", type=int, default=DEFAULT_REQUESTS)
     parser.add_argument("--repeat", type=int, default=DEFAULT_REPEAT)
+    parser.add_argument(
+        "--scale-urls",
+        type=int,
+        default=DEFAULT_SCALE_URLS,
+        help="distinct URLs for the memory-at-scale passes (0: skip them)",
+    )
     parser.add_argument("--json", type=Path, help="write the raw numbers to this file")
     args = parser.parse_args(argv)
+    if args.scale_urls < 0:
+        parser.error("--scale-urls must be 0 or more")
     if args.requests < 1 or args.repeat < 1:
         parser.error("--requests and --repeat must be at least 1")
     return args
@@ -491,6 +587,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         progress(f"redis-server ready at {redis_url}", started)
         specs = filter_specs(redis_url, capacity=workload.distinct_pages)
         timings = run_passes(factory, specs, args.repeat, redis_url, started)
+        scale = run_scale_passes(redis_url, args.scale_urls, started) if args.scale_urls else {}
         facts = {**machine_facts(), **server_facts(redis_url)}
     report = Report(
         command=shlex.join(getattr(sys, "orig_argv", [sys.executable, *sys.argv])),
@@ -498,6 +595,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         corpus_dir=corpus_dir,
         workload=workload,
         timings=timings,
+        scale=scale,
     )
     report.elapsed = time.perf_counter() - started
     print(report.markdown())
