@@ -3,7 +3,7 @@
     ADDONS = {"crawler.addon.DedupAddon": 0}
 
 It applies every ``DEDUP_*`` default and enables the components (URL
-dupefilter, frontier middleware, content pipeline) at add-on priority, so
+dupefilter, frontier middleware, item-key and content pipelines) at add-on priority, so
 settings written in the project (or on the command line) win.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from crawler import defaults
 from crawler.middlewares import FrontierMiddleware
-from crawler.pipelines import NearDuplicatePipeline
+from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 #: Outside HttpErrorMiddleware (50) and inside nothing that drops output:
 #: the middleware must see each callback's whole output and final failures.
 FRONTIER_MIDDLEWARE_ORDER = 25
-#: Early, so that pipelines storing items never see the duplicates.
+#: Early, so that pipelines storing items never see the duplicates; the cheap
+#: business-key check first.
+ITEM_KEY_PIPELINE_ORDER = 90
 CONTENT_PIPELINE_ORDER = 100
 
 
@@ -35,6 +37,9 @@ class DedupAddon:
             settings.setdefault_in_component_priority_dict(
                 component_setting, FrontierMiddleware, FRONTIER_MIDDLEWARE_ORDER
             )
+        settings.setdefault_in_component_priority_dict(
+            "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER
+        )
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", NearDuplicatePipeline, CONTENT_PIPELINE_ORDER
         )

@@ -34,6 +34,10 @@ DEDUP_FOLD_REPEATS = False
 #: Item field holding the page HTML (``str`` or ``bytes``).
 DEDUP_HTML_FIELD = "html"
 
+#: Item fields whose values identify an item (a business key such as
+#: ``["sku"]``): an item whose key was seen before is dropped. Empty: off.
+DEDUP_ITEM_KEY_FIELDS: list[str] = []
+
 #: Keep the HTML field in items after use (feeds rarely want whole pages).
 DEDUP_KEEP_HTML = False
 
@@ -48,6 +52,9 @@ DEDUP_MIN_TEXT_CHARS = 50
 
 #: Redis key prefix of the shared content index (``%(spider)s``: the spider's name).
 DEDUP_REDIS_CONTENT_KEY = "%(spider)s:content"
+
+#: Redis key of the shared item-key store (``DEDUP_ITEM_KEY_FIELDS``).
+DEDUP_REDIS_ITEM_KEY = "%(spider)s:items"
 
 #: Redis key of the shared seen-URL store (scrapy-redis's layout).
 DEDUP_REDIS_KEY = "%(spider)s:dupefilter"

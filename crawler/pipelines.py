@@ -1,8 +1,13 @@
-"""``NearDuplicatePipeline``: drop (or mark) items whose page text was seen before.
+"""Item pipelines: ``NearDuplicatePipeline`` drops (or marks) items whose page
+text was seen before; ``ItemKeyPipeline`` drops items whose business key
+(``DEDUP_ITEM_KEY_FIELDS``) was seen before.
 
-Enable it with the add-on, or by hand::
+Enable them with the add-on, or by hand::
 
-    ITEM_PIPELINES = {"crawler.pipelines.NearDuplicatePipeline": 100}
+    ITEM_PIPELINES = {
+        "crawler.pipelines.ItemKeyPipeline": 90,
+        "crawler.pipelines.NearDuplicatePipeline": 100,
+    }
 """
 
 from __future__ import annotations
@@ -19,14 +24,24 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
+from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.threads import deferToThread
 
 from crawler import defaults
-from crawler.dupefilters import state_dir_from_settings
+from crawler.dupefilters import (
+    REDIS_BACKENDS,
+    redis_seen_store,
+    seen_set_factory,
+    state_dir_from_settings,
+    url_backend_from_settings,
+)
 from crawler.index.redis import RedisContentIndex
+from crawler.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.neardup import NearDuplicateDetector
 from crawler.pages import fingerprint_page
-from crawler.redis_access import connection_from_settings, redact
+from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
+from crawler.stores.journaled import JournaledSeenStore
+from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,6 +51,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from crawler.neardup import Decision
+    from crawler.stores import SeenSet
 
 logger = logging.getLogger(__name__)
 
@@ -290,3 +306,129 @@ def _threshold(settings: Any, name: str) -> int:
             "finds every fingerprint within 3 bits, no farther)"
         )
     return value
+
+
+class ItemKeyPipeline:
+    """Drop items whose business key (``DEDUP_ITEM_KEY_FIELDS``) was seen before.
+
+    The crawl-level form of a unique index: ``DEDUP_ITEM_KEY_FIELDS = ["sku"]``
+    keeps the first item of each SKU. Keys live in the same kind of store as
+    URLs (``DEDUP_URL_BACKEND``, persisted in the state dir as ``seen-items``,
+    or in Redis at ``DEDUP_REDIS_ITEM_KEY``), with the same ``DEDUP_URL_TTL``.
+    Items missing a key field are kept and counted; when Redis stays away,
+    items are kept, never dropped unchecked (``DEDUP_REDIS_ON_ERROR = "stop"``
+    also closes the spider).
+    """
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        fields: list[str],
+        seen: JournaledSeenStore | SeenSet | RedisSetSeenStore | RedisBloomSeenStore,
+        *,
+        redis_error_policy: str = defaults.DEDUP_REDIS_ON_ERROR,
+    ) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.fields = fields
+        self.seen = seen
+        self.redis_error_policy = redis_error_policy
+        self._missing_warned: set[str] = set()
+        self._closing_for_redis = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        fields = settings.getlist("DEDUP_ITEM_KEY_FIELDS", defaults.DEDUP_ITEM_KEY_FIELDS)
+        if not fields:
+            raise NotConfigured("DEDUP_ITEM_KEY_FIELDS is empty")
+        if not all(isinstance(field, str) and field for field in fields):
+            raise ValueError(f"DEDUP_ITEM_KEY_FIELDS={fields!r} must be a list of item field names")
+        backend = url_backend_from_settings(settings)
+        seen: JournaledSeenStore | SeenSet | RedisSetSeenStore | RedisBloomSeenStore
+        if backend in REDIS_BACKENDS:
+            seen = redis_seen_store(
+                settings, crawler.spidercls.name, backend, key_setting="DEDUP_REDIS_ITEM_KEY"
+            )
+            policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
+            return cls(crawler, fields, seen, redis_error_policy=policy)
+        new_set = seen_set_factory(settings, backend)
+        state_dir = state_dir_from_settings(settings)
+        seen = new_set()
+        if state_dir is not None:
+            seen = JournaledSeenStore(
+                new_set, state_dir, item_signature(fields, seen), name="seen-items"
+            )
+        return cls(crawler, fields, seen)
+
+    def open_spider(self) -> None:
+        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+            self.seen.open(item_signature(self.fields, self.seen))
+        elif isinstance(self.seen, JournaledSeenStore):
+            self.seen.open()
+        logger.info(
+            "Item dedup on %(fields)s: %(entries)d keys seen in earlier runs",
+            {"fields": ", ".join(self.fields), "entries": len(self.seen)},
+        )
+
+    def close_spider(self) -> None:
+        if isinstance(self.seen, (JournaledSeenStore, RedisSetSeenStore, RedisBloomSeenStore)):
+            self.seen.close()
+
+    def process_item(self, item: Any) -> Any:
+        adapter = ItemAdapter(item)
+        values = [adapter.get(field) for field in self.fields]
+        missing = [field for field, value in zip(self.fields, values, strict=True) if value is None]
+        if missing:
+            self.stats.inc_value("dedup/item/missing_key")
+            new_missing = set(missing) - self._missing_warned
+            if new_missing:
+                self._missing_warned |= new_missing
+                logger.warning(
+                    "Items without %(fields)s (a DEDUP_ITEM_KEY_FIELDS field) are kept "
+                    "unchecked; counted in dedup/item/missing_key",
+                    {"fields": ", ".join(sorted(new_missing))},
+                )
+            return item
+        try:
+            new = self.seen.add(item_key(self.fields, values))
+        except RedisUnavailable as exc:
+            self._redis_unavailable(exc)
+            return item
+        if new:
+            self.stats.inc_value("dedup/item/unique")
+            return item
+        self.stats.inc_value("dedup/item/dropped")
+        shown = ", ".join(
+            f"{field}={value!r}" for field, value in zip(self.fields, values, strict=True)
+        )
+        raise DropItem(f"Duplicate item key ({shown}) seen before", log_level="INFO")
+
+    def _redis_unavailable(self, error: RedisUnavailable) -> None:
+        self.stats.inc_value("dedup/item/unchecked")
+        if self.redis_error_policy == "allow" or self._closing_for_redis:
+            return
+        self._closing_for_redis = True
+        logger.error(
+            "Item dedup: %(error)s; closing the spider (DEDUP_REDIS_ON_ERROR = 'stop'); "
+            "this item is kept unchecked",
+            {"error": error},
+        )
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # no crawl running (the pipeline used on its own)
+            return
+        if engine is not None:
+            deferred_from_coro(engine.close_spider_async(reason="dedup_redis_unavailable"))
+
+
+def item_signature(fields: list[str], seen: Any) -> dict[str, Any]:
+    """What a persisted item-key store was built with, by setting name."""
+    signature: dict[str, Any] = {
+        "DEDUP_URL_BACKEND": seen.kind,
+        "DEDUP_ITEM_KEY_FIELDS": list(fields),
+        "item key version": ITEM_KEY_VERSION,
+    }
+    for name, value in seen.params().items():
+        signature[f"DEDUP_URL_{name.upper()}"] = value
+    return signature

@@ -74,12 +74,17 @@ def test_spider_starts_at_the_url_through_the_dupefilter() -> None:
 def test_spider_yields_an_item_and_follows_links_of_html() -> None:
     spider = SiteSpider(url="http://localhost:8000/")
     body = (
-        b"<html><head><title>\n  Hello  </title></head><body>"
+        b"<html><head><title>\n  Hello  </title></head><body><h1>Big <b>news</b></h1>"
         b'<a href="/a">a</a> <a name="anchor">no href</a> <a href="b?x=1#c">b</a></body></html>'
     )
     response = HtmlResponse("http://localhost:8000/dir/page", body=body, encoding="utf-8")
     item, *requests = spider.parse(response)
-    assert item == {"url": response.url, "title": "Hello", "html": body.decode()}
+    assert item == {
+        "url": response.url,
+        "title": "Hello",
+        "headline": "Big  news",
+        "html": body.decode(),
+    }
     assert [request.url for request in requests] == [
         "http://localhost:8000/a",
         "http://localhost:8000/dir/b?x=1#c",

@@ -19,8 +19,9 @@ class SiteSpider(scrapy.Spider):
 
     - follows every ``<a href>``; Scrapy's offsite handling keeps the crawl on the start URL's
       host (``allowed_domains`` is that host name, lowercased, so subdomains count too);
-    - yields ``{"url", "title", "html"}`` for every HTML response; other responses (PDF,
-      images...) yield nothing and are not searched for links;
+    - yields ``{"url", "title", "headline", "html"}`` for every HTML response (the headline
+      is the first ``<h1>``, a business key for ``DEDUP_ITEM_KEY_FIELDS``); other responses
+      (PDF, images...) yield nothing and are not searched for links;
     - the start request goes through the dupefilter like any other, so a later link back to
       the start page is not downloaded again.
     """
@@ -47,6 +48,7 @@ class SiteSpider(scrapy.Spider):
         yield {
             "url": response.url,
             "title": (response.css("title::text").get() or "").strip(),
+            "headline": " ".join(response.css("h1 ::text").getall()).strip(),
             "html": response.text,
         }
         yield from response.follow_all(css="a")

@@ -1,0 +1,170 @@
+"""Item dedup by business key: ``DEDUP_ITEM_KEY_FIELDS`` and ``ItemKeyPipeline``."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+from scrapy import Spider
+from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.utils.test import get_crawler
+
+from crawler.item_keys import item_key
+from crawler.persistence import StateFileError
+from crawler.pipelines import ItemKeyPipeline
+from crawler.redis_access import RedisSignatureMismatch
+from tests.conftest import run_scrapy, scrapy_crawl_command
+
+
+class ShopSpider(Spider):
+    name = "shop"
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pipeline(**settings: object) -> ItemKeyPipeline:
+    crawler = get_crawler(ShopSpider, {"DEDUP_URL_CAPACITY": 1000, **settings})
+    built = ItemKeyPipeline.from_crawler(crawler)
+    built.open_spider()
+    return built
+
+
+def outcome(pipeline: ItemKeyPipeline, item: dict) -> str:
+    try:
+        pipeline.process_item(item)
+    except DropItem as exc:
+        return f"dropped: {exc}"
+    return "kept"
+
+
+def test_item_key_compares_values_as_json():
+    assert item_key(["sku"], ["A-1"]) == item_key(["sku"], ["A-1"])
+    assert item_key(["sku"], ["A-1"]) != item_key(["sku"], ["A-2"])
+    assert item_key(["sku"], [1]) != item_key(["sku"], ["1"])
+    assert item_key(["a", "b"], ["x", "y"]) != item_key(["a", "b"], ["y", "x"])
+    assert item_key(["d"], [{"x": 1, "y": 2}]) == item_key(["d"], [{"y": 2, "x": 1}])
+    assert len(item_key(["when"], [object()])) == 16  # not JSON: compared by str()
+
+
+def test_off_without_fields():
+    with pytest.raises(NotConfigured):
+        ItemKeyPipeline.from_crawler(get_crawler(ShopSpider))
+
+
+def test_bad_fields_setting_names_it():
+    with pytest.raises(ValueError, match="DEDUP_ITEM_KEY_FIELDS"):
+        ItemKeyPipeline.from_crawler(get_crawler(ShopSpider, {"DEDUP_ITEM_KEY_FIELDS": [""]}))
+
+
+@pytest.mark.parametrize("backend", ["bloom", "memory"])
+def test_drops_an_item_whose_key_was_seen(backend):
+    shop = pipeline(DEDUP_ITEM_KEY_FIELDS=["shop", "sku"], DEDUP_URL_BACKEND=backend)
+    assert outcome(shop, {"shop": "a", "sku": "1", "price": 3}) == "kept"
+    assert outcome(shop, {"shop": "b", "sku": "1"}) == "kept"
+    assert outcome(shop, {"shop": "a", "sku": "1", "price": 4}) == (
+        "dropped: Duplicate item key (shop='a', sku='1') seen before"
+    )
+    stats = shop.crawler.stats
+    assert stats.get_value("dedup/item/unique") == 2
+    assert stats.get_value("dedup/item/dropped") == 1
+
+
+def test_items_missing_a_field_are_kept_counted_and_warned_once(caplog):
+    shop = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"])
+    for _ in range(3):
+        assert outcome(shop, {"name": "no sku"}) == "kept"
+    assert outcome(shop, {"sku": None}) == "kept"
+    assert shop.crawler.stats.get_value("dedup/item/missing_key") == 4
+    warnings = [r for r in caplog.records if "DEDUP_ITEM_KEY_FIELDS" in r.getMessage()]
+    assert len(warnings) == 1
+
+
+def test_keys_persist_in_the_state_dir_and_fields_are_in_the_signature(tmp_path):
+    first = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"], DEDUP_STATE_DIR=tmp_path)
+    assert outcome(first, {"sku": "1"}) == "kept"
+    first.close_spider()
+    assert (tmp_path / "seen-items.snapshot").exists()
+
+    second = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"], DEDUP_STATE_DIR=tmp_path)
+    assert outcome(second, {"sku": "1"}).startswith("dropped")
+    second.close_spider()
+
+    with pytest.raises(StateFileError, match="DEDUP_ITEM_KEY_FIELDS"):
+        pipeline(DEDUP_ITEM_KEY_FIELDS=["sku", "shop"], DEDUP_STATE_DIR=tmp_path)
+
+
+def test_ttl_applies_to_item_keys(tmp_path):
+    shop = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"], DEDUP_URL_TTL=3600)
+    clock = shop.seen.generations.clock = Clock(3600.0)
+    assert outcome(shop, {"sku": "1"}) == "kept"
+    clock.now += 3599
+    assert outcome(shop, {"sku": "1"}).startswith("dropped")
+    clock.now += 3600
+    assert outcome(shop, {"sku": "1"}) == "kept"
+
+
+@pytest.mark.parametrize("backend", ["redis", "redis-bloom"])
+def test_workers_share_item_keys_in_redis(redis_server, backend):
+    settings = {
+        "DEDUP_ITEM_KEY_FIELDS": ["sku"],
+        "DEDUP_URL_BACKEND": backend,
+        "REDIS_URL": redis_server.url,
+    }
+    first, second = pipeline(**settings), pipeline(**settings)
+    assert outcome(first, {"sku": "1"}) == "kept"
+    assert outcome(second, {"sku": "1"}).startswith("dropped")
+    assert outcome(second, {"sku": "2"}) == "kept"
+    names = {name.decode() for name in first.seen.connection.client.keys("*")}
+    assert names and all(name.startswith(("shop:items", "{shop:items}")) for name in names)
+    with pytest.raises(RedisSignatureMismatch, match="DEDUP_ITEM_KEY_FIELDS"):
+        pipeline(**{**settings, "DEDUP_ITEM_KEY_FIELDS": ["ean"]})
+
+
+def test_redis_away_keeps_items_unchecked(redis_server_factory):
+    server = redis_server_factory()
+    shop = pipeline(
+        DEDUP_ITEM_KEY_FIELDS=["sku"],
+        DEDUP_URL_BACKEND="redis",
+        DEDUP_REDIS_ON_ERROR="allow",
+        REDIS_URL=server.url,
+    )
+    assert outcome(shop, {"sku": "1"}) == "kept"
+    shop.seen.connection.retries = 1
+    shop.seen.connection.backoff = 0.01
+    server.stop()
+    assert outcome(shop, {"sku": "1"}) == "kept"
+    assert shop.crawler.stats.get_value("dedup/item/unchecked") == 1
+
+
+def test_crawl_keeps_one_item_per_headline(demo_site_server, tmp_path):
+    """A real crawl of the demo site: printer-friendly and mirrored copies share
+    their article's headline; with it as item key, one item per headline is kept."""
+
+    def crawl(name: str, *settings: str) -> tuple[list[dict], str]:
+        output = tmp_path / f"{name}.jsonl"
+        demo_site_server.reset()
+        log = run_scrapy(
+            scrapy_crawl_command(
+                demo_site_server.url,
+                *("-s", "DEDUP_CONTENT_ENABLED=False", "-s", "LOG_LEVEL=INFO"),
+                *settings,
+                *("-O", str(output)),
+            )
+        )
+        return [json.loads(line) for line in output.read_text("utf-8").splitlines()], log
+
+    everything, _ = crawl("all")
+    kept, log = crawl("by-headline", "-s", "DEDUP_ITEM_KEY_FIELDS=headline")
+    headlines = Counter(item["headline"] for item in everything)
+    assert sum(count - 1 for count in headlines.values()) >= 11  # print and mirror copies
+    assert sorted(item["headline"] for item in kept) == sorted(headlines)
+    dropped = int(re.search(r"'dedup/item/dropped': (\d+)", log).group(1))
+    assert dropped == len(everything) - len(headlines)
