@@ -8,7 +8,6 @@ Enable it with the add-on, or by hand::
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import multiprocessing
 import time
@@ -22,6 +21,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 from twisted.internet.threads import deferToThread
 
 from crawler import defaults
+from crawler.audit import CONTENT_LEVEL, AuditLog
 from crawler.dupefilters import state_dir_from_settings
 from crawler.index.redis import RedisContentIndex
 from crawler.neardup import NearDuplicateDetector
@@ -30,7 +30,6 @@ from crawler.redis_access import connection_from_settings, redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import IO
 
     from scrapy.crawler import Crawler
     from typing_extensions import Self
@@ -89,7 +88,7 @@ class NearDuplicatePipeline:
         self.max_page_bytes = max_page_bytes
         self.audit_path = audit_path
         self.state_dir = state_dir
-        self._audit: IO[str] | None = None
+        self._audit: AuditLog | None = None
         self.workers = workers
         self._processes: ProcessPoolExecutor | None = None
         self.counts: dict[str, int] = {"unique": 0, "exact": 0, "near": 0, "no_text": 0}
@@ -160,8 +159,7 @@ class NearDuplicatePipeline:
                 self.workers, mp_context=multiprocessing.get_context("spawn")
             )
         if self.audit_path is not None:
-            self.audit_path.parent.mkdir(parents=True, exist_ok=True)
-            self._audit = self.audit_path.open("a", encoding="utf-8", buffering=1)
+            self._audit = AuditLog(self.audit_path)
 
     def close_spider(self) -> None:
         if self._processes is not None:
@@ -252,6 +250,7 @@ class NearDuplicatePipeline:
         if self._audit is None:
             return
         record = {
+            "level": CONTENT_LEVEL,
             "url": url,
             "decision": decision_name,
             "reason": reason,
@@ -262,7 +261,7 @@ class NearDuplicatePipeline:
             "text_length": decision.normalized_length if decision else 0,
             "threshold": decision.threshold if decision else None,
         }
-        self._audit.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._audit.write(record)
 
     def summary(self) -> str:
         counts = self.counts
