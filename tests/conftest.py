@@ -279,3 +279,10 @@ def run_scrapy(command: list[str], timeout: float = 120) -> str:
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     return completed.stderr
+
+
+def final_stat(log: str, name: str) -> int:
+    """The value of the integer stat *name* in the stats a crawl's log dumps at close
+    (0 when absent, as Scrapy's stats getters say)."""
+    match = re.search(rf"^ ?[{{ ]'{re.escape(name)}': (\d+),?}}?$", log, re.MULTILINE)
+    return int(match.group(1)) if match else 0

@@ -12,18 +12,13 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.utils.test import get_crawler
 
 from crawler.extensions import DedupLogStats
-from tests.conftest import run_scrapy, scrapy_crawl_command
+from tests.conftest import final_stat, run_scrapy, scrapy_crawl_command
 
 LINE = re.compile(
     r"\[crawler\.extensions\] INFO: Dedup: filtered (?P<filtered>\d+) of (?P<seen>\d+) requests "
     r"\((?P<share>[\d.]+)%, at (?P<request_rate>\d+) requests/min\); dropped (?P<exact>\d+) "
     r"exact and (?P<near>\d+) near duplicate items \(at (?P<item_rate>\d+) items/min\)$"
 )
-
-
-def stat_in_dump(log: str, name: str) -> int:
-    match = re.search(rf"'{re.escape(name)}': (\d+)", log)
-    return int(match.group(1)) if match else 0
 
 
 class NamedSpider(Spider):
@@ -143,12 +138,12 @@ def test_crawl_logs_the_line_periodically_and_agrees_with_final_stats(demo_site_
             (duplicates - previous["exact"] - previous["near"]) * 60 / interval
         )
         previous = figure
-    filtered = stat_in_dump(log, "dupefilter/filtered")
+    filtered = final_stat(log, "dupefilter/filtered")
     final = {
         "filtered": filtered,
-        "seen": filtered + stat_in_dump(log, "scheduler/enqueued"),
-        "exact": stat_in_dump(log, "dedup/content/exact"),
-        "near": stat_in_dump(log, "dedup/content/near"),
+        "seen": filtered + final_stat(log, "scheduler/enqueued"),
+        "exact": final_stat(log, "dedup/content/exact"),
+        "near": final_stat(log, "dedup/content/near"),
     }
     assert final["filtered"] > 500 and final["exact"] and final["near"]
     # mid-crawl lines, then (while the idle spider lingers) lines with the final figures
