@@ -226,7 +226,8 @@ th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #eaeef2;
 th { color: #59636e; font-weight: 600; font-size: 13px; }
 td.count, th.count { text-align: right; font-variant-numeric: tabular-nums;
                      white-space: nowrap; }
-td.bar { width: 40%; }
+td.bar { width: 45%; }
+td.name { white-space: nowrap; }
 td.url { overflow-wrap: anywhere; font-family: ui-monospace, Menlo, Consolas, monospace;
          font-size: 13px; }
 .note { color: #59636e; font-size: 13px; margin: 8px 0 0; }
@@ -246,7 +247,6 @@ a { color: #0969da; text-decoration: none; }
 """
 
 BAR_COLOR = "#0969da"
-BAR_WIDTH = 240
 
 
 def render_html(summary: AuditSummary, source: str, top_params: int = 20) -> str:
@@ -358,13 +358,17 @@ def _bar_table(
     largest = max(count for _, count in rows) or 1
     lines = [f'<table><tr><th>{escape(heading)}</th><th class="count">count</th><th></th></tr>']
     for name, count in rows:
-        label = escape(labels.get(name, name) if labels else name)
-        width = round(BAR_WIDTH * count / largest)
+        label = (
+            f"<td>{escape(labels[name])}</td>"
+            if labels
+            else f'<td class="name">{escape(name)}</td>'
+        )
+        percent = round(100 * count / largest, 1)
         lines.append(
-            f'<tr data-{kind}="{escape(name)}"><td>{label}</td>'
+            f'<tr data-{kind}="{escape(name)}">{label}'
             f'<td class="count">{count:,}</td><td class="bar">'
-            f'<svg width="{BAR_WIDTH}" height="14" role="img" aria-label="{count}">'
-            f'<rect width="{width}" height="14" rx="2" fill="{BAR_COLOR}"/></svg></td></tr>'
+            f'<svg width="100%" height="14" role="img" aria-label="{count}">'
+            f'<rect width="{percent}%" height="14" rx="2" fill="{BAR_COLOR}"/></svg></td></tr>'
         )
     lines.append("</table>")
     if note:
