@@ -312,7 +312,8 @@ def render_html(summary: AuditSummary, source: str, top_params: int = 20) -> str
         _section(
             "Hamming distance of duplicates to the page they matched",
             _histogram(summary.distances)
-            + f'<p class="note">{duplicates:,} duplicates; 0 is an exact copy of the text.</p>',
+            + f'<p class="note">{duplicates:,} duplicates; 0: the same fingerprint (every '
+            "exact copy, and near copies whose fingerprints are equal).</p>",
         ),
         "</div>",
         '<div style="margin-top: 18px">',
