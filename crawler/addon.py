@@ -3,8 +3,10 @@
     ADDONS = {"crawler.addon.DedupAddon": 0}
 
 It applies every ``DEDUP_*`` default and enables the components (URL
-dupefilter, frontier middleware, item-key and content pipelines) at add-on priority, so
-settings written in the project (or on the command line) win.
+dupefilter, frontier middleware, item-key and content pipelines, periodic log
+line) at add-on priority, so settings written in the project (or on the
+command line) win; ``EXTENSIONS = {"crawler.extensions.DedupLogStats": None}``
+switches the log line off.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from crawler import defaults
+from crawler.extensions import DedupLogStats
 from crawler.middlewares import FrontierMiddleware
 from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
 
@@ -25,6 +28,8 @@ FRONTIER_MIDDLEWARE_ORDER = 25
 #: business-key check first.
 ITEM_KEY_PIPELINE_ORDER = 90
 CONTENT_PIPELINE_ORDER = 100
+#: Where Scrapy's own LogStats is.
+LOG_STATS_EXTENSION_ORDER = 0
 
 
 class DedupAddon:
@@ -42,4 +47,7 @@ class DedupAddon:
         )
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", NearDuplicatePipeline, CONTENT_PIPELINE_ORDER
+        )
+        settings.setdefault_in_component_priority_dict(
+            "EXTENSIONS", DedupLogStats, LOG_STATS_EXTENSION_ORDER
         )

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from crawler.tracking_params import DEFAULT_STRIP_PARAMS
 
-#: Write one JSON line per content decision (kept, dropped, marked) to this file.
+#: Write one JSON line per filtered request and per content decision (kept,
+#: dropped, marked) to this file.
 DEDUP_AUDIT_FILE: str | None = None
 
 #: What to do with a duplicate item: ``drop`` it, or ``mark`` it
@@ -40,6 +41,10 @@ DEDUP_ITEM_KEY_FIELDS: list[str] = []
 
 #: Keep the HTML field in items after use (feeds rarely want whole pages).
 DEDUP_KEEP_HTML = False
+
+#: Seconds between two periodic INFO lines of what dedup did; ``None``: follow
+#: ``LOGSTATS_INTERVAL``; ``0``: no periodic line.
+DEDUP_LOG_INTERVAL: float | None = None
 
 #: Hamming distance that counts as near for long texts (at most 3).
 DEDUP_LONG_THRESHOLD = 3

@@ -27,6 +27,7 @@ from scrapy.utils.request import referer_str, request_from_dict
 
 from crawler import defaults
 from crawler import signals as dedup_signals
+from crawler.audit import URL_LEVEL, AuditLog
 from crawler.frontier import Frontier
 from crawler.generations import Generations
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
@@ -499,6 +500,10 @@ class URLDupeFilter(BaseDupeFilter):
         if self.frontier is not None and key is not None:
             self.frontier.finished(key)
 
+    #: ``DEDUP_AUDIT_FILE``, opened at the first filtered request; ``None``: no audit.
+    _audit: AuditLog | None = None
+    _audit_opened = False
+
     def log(self, request: Request, spider: Spider) -> None:
         if request is self._unchecked:
             return  # held back because Redis is away, not a duplicate: logged already
@@ -516,7 +521,10 @@ class URLDupeFilter(BaseDupeFilter):
             self.logdupes = False
         self.stats.inc_value("dupefilter/filtered")
         self.filtered += 1
-        self.filtered_by_rule.update(self._filter_reasons(request))
+        reasons = self._filter_reasons(request)
+        self.filtered_by_rule.update(reasons)
+        if self._audit is not None or not self._audit_opened:
+            self._write_audit(request, reasons)
         if not self.filtered % 1000:
             self._publish_filter_reasons()
 
@@ -527,6 +535,36 @@ class URLDupeFilter(BaseDupeFilter):
         if last_request is request and request.url == last_canonical:
             return ["repeat"]  # the common case, without canonicalizing again
         return self.canonicalize.explain(request.url) or ["repeat"]
+
+    def _write_audit(self, request: Request, reasons: list[str]) -> None:
+        """One URL-level line in the audit file: the filtered URL, its canonical
+        form, the rules that changed it and the query parameters they removed."""
+        if not self._audit_opened:
+            self._audit_opened = True
+            path = self.crawler.settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
+            if not path:
+                return
+            self._audit = AuditLog(Path(path))
+            self.crawler.signals.connect(self._audit.close, signal=scrapy_signals.spider_closed)
+        if self._audit is None:
+            return
+        if reasons == ["repeat"]:
+            canonical, stripped_params = request.url, []
+        else:
+            trace = self.canonicalize.trace(request.url)
+            canonical, stripped_params = trace.canonical, trace.stripped_params
+        self._audit.write(
+            {
+                "level": URL_LEVEL,
+                "url": request.url,
+                "decision": "filtered",
+                "canonical_url": canonical,
+                "rules": reasons,
+                "stripped_params": stripped_params,
+                "method": request.method,
+                "referer": referer_str(request),
+            }
+        )
 
     def _publish_filter_reasons(self) -> None:
         for rule, count in self.filtered_by_rule.items():

@@ -28,6 +28,7 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.threads import deferToThread
 
 from crawler import defaults
+from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, AuditLog
 from crawler.dupefilters import (
     REDIS_BACKENDS,
     redis_seen_store,
@@ -45,7 +46,6 @@ from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import IO
 
     from scrapy.crawler import Crawler
     from typing_extensions import Self
@@ -105,7 +105,7 @@ class NearDuplicatePipeline:
         self.max_page_bytes = max_page_bytes
         self.audit_path = audit_path
         self.state_dir = state_dir
-        self._audit: IO[str] | None = None
+        self._audit: AuditLog | None = None
         self.workers = workers
         self._processes: ProcessPoolExecutor | None = None
         self.counts: dict[str, int] = {"unique": 0, "exact": 0, "near": 0, "no_text": 0}
@@ -176,8 +176,7 @@ class NearDuplicatePipeline:
                 self.workers, mp_context=multiprocessing.get_context("spawn")
             )
         if self.audit_path is not None:
-            self.audit_path.parent.mkdir(parents=True, exist_ok=True)
-            self._audit = self.audit_path.open("a", encoding="utf-8", buffering=1)
+            self._audit = AuditLog(self.audit_path)
 
     def close_spider(self) -> None:
         if self._processes is not None:
@@ -268,6 +267,7 @@ class NearDuplicatePipeline:
         if self._audit is None:
             return
         record = {
+            "level": CONTENT_LEVEL,
             "url": url,
             "decision": decision_name,
             "reason": reason,
@@ -278,7 +278,7 @@ class NearDuplicatePipeline:
             "text_length": decision.normalized_length if decision else 0,
             "threshold": decision.threshold if decision else None,
         }
-        self._audit.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._audit.write(record)
 
     def summary(self) -> str:
         counts = self.counts
@@ -327,12 +327,15 @@ class ItemKeyPipeline:
         seen: JournaledSeenStore | SeenSet | RedisSetSeenStore | RedisBloomSeenStore,
         *,
         redis_error_policy: str = defaults.DEDUP_REDIS_ON_ERROR,
+        audit_path: Path | None = None,
     ) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.fields = fields
         self.seen = seen
         self.redis_error_policy = redis_error_policy
+        self.audit_path = audit_path
+        self._audit: AuditLog | None = None
         self._missing_warned: set[str] = set()
         self._closing_for_redis = False
 
@@ -345,13 +348,15 @@ class ItemKeyPipeline:
         if not all(isinstance(field, str) and field for field in fields):
             raise ValueError(f"DEDUP_ITEM_KEY_FIELDS={fields!r} must be a list of item field names")
         backend = url_backend_from_settings(settings)
+        audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
+        audit_path = Path(audit_file) if audit_file else None
         seen: JournaledSeenStore | SeenSet | RedisSetSeenStore | RedisBloomSeenStore
         if backend in REDIS_BACKENDS:
             seen = redis_seen_store(
                 settings, crawler.spidercls.name, backend, key_setting="DEDUP_REDIS_ITEM_KEY"
             )
             policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
-            return cls(crawler, fields, seen, redis_error_policy=policy)
+            return cls(crawler, fields, seen, redis_error_policy=policy, audit_path=audit_path)
         new_set = seen_set_factory(settings, backend)
         state_dir = state_dir_from_settings(settings)
         seen = new_set()
@@ -359,13 +364,15 @@ class ItemKeyPipeline:
             seen = JournaledSeenStore(
                 new_set, state_dir, item_signature(fields, seen), name="seen-items"
             )
-        return cls(crawler, fields, seen)
+        return cls(crawler, fields, seen, audit_path=audit_path)
 
     def open_spider(self) -> None:
         if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
             self.seen.open(item_signature(self.fields, self.seen))
         elif isinstance(self.seen, JournaledSeenStore):
             self.seen.open()
+        if self.audit_path is not None:
+            self._audit = AuditLog(self.audit_path)
         logger.info(
             "Item dedup on %(fields)s: %(entries)d keys seen in earlier runs",
             {"fields": ", ".join(self.fields), "entries": len(self.seen)},
@@ -374,6 +381,8 @@ class ItemKeyPipeline:
     def close_spider(self) -> None:
         if isinstance(self.seen, (JournaledSeenStore, RedisSetSeenStore, RedisBloomSeenStore)):
             self.seen.close()
+        if self._audit is not None:
+            self._audit.close()
 
     def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
@@ -399,9 +408,18 @@ class ItemKeyPipeline:
             self.stats.inc_value("dedup/item/unique")
             return item
         self.stats.inc_value("dedup/item/dropped")
-        shown = ", ".join(
-            f"{field}={value!r}" for field, value in zip(self.fields, values, strict=True)
-        )
+        key_values = dict(zip(self.fields, values, strict=True))
+        if self._audit is not None:
+            self._audit.write(
+                {
+                    "level": ITEM_LEVEL,
+                    "url": str(adapter.get("url") or ""),
+                    "decision": "dropped",
+                    "reason": "item_key",
+                    "key": {field: _jsonable(value) for field, value in key_values.items()},
+                }
+            )
+        shown = ", ".join(f"{field}={value!r}" for field, value in key_values.items())
         raise DropItem(f"Duplicate item key ({shown}) seen before", log_level="INFO")
 
     def _redis_unavailable(self, error: RedisUnavailable) -> None:
@@ -420,6 +438,14 @@ class ItemKeyPipeline:
             return
         if engine is not None:
             deferred_from_coro(engine.close_spider_async(reason="dedup_redis_unavailable"))
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return value
 
 
 def item_signature(fields: list[str], seen: Any) -> dict[str, Any]:

@@ -101,7 +101,7 @@ import functools
 import ipaddress
 import re
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, unquote_plus
 
 import idna
@@ -115,6 +115,7 @@ __all__ = [
     "DEFAULT_STRIP_PARAMS",
     "RULES_VERSION",
     "RULE_NAMES",
+    "CanonicalTrace",
     "UrlCanonicalizer",
     "UrlRules",
     "canonicalize_url",
@@ -462,6 +463,14 @@ def _field_sort_key(field: str) -> tuple[str, str, str]:
     return field.partition("=")
 
 
+class CanonicalTrace(NamedTuple):
+    """What :meth:`UrlCanonicalizer.trace` tells about one URL."""
+
+    canonical: str
+    rules: list[str]
+    stripped_params: list[str]
+
+
 class UrlCanonicalizer:
     """Callable that turns a URL into its canonical form under some :class:`UrlRules`.
 
@@ -528,7 +537,24 @@ class UrlCanonicalizer:
         scheme, netloc, _, _ = parts
         return _canonical_authority(scheme, netloc, self._fold_https, None) is not None
 
-    def _canonicalize(self, url: str, trace: list[str] | None) -> str:
+    def trace(self, url: str) -> CanonicalTrace:
+        """The canonical form of ``url``, the rules that changed it (as :meth:`explain`)
+        and the names of the query parameters that ``strip-tracking-params`` removed,
+        decoded, in the order of the URL.
+
+        >>> UrlCanonicalizer().trace("http://example.com/?utm_source=x&id=1&fbclid=y")
+        ... # doctest: +NORMALIZE_WHITESPACE
+        CanonicalTrace(canonical='http://example.com/?id=1',
+                       rules=['strip-tracking-params'], stripped_params=['utm_source', 'fbclid'])
+        """
+        trace: list[str] = []
+        stripped: list[str] = []
+        canonical = self._canonicalize(url, trace, stripped)
+        return CanonicalTrace(canonical, sorted(set(trace), key=_RULE_ORDER.__getitem__), stripped)
+
+    def _canonicalize(
+        self, url: str, trace: list[str] | None, stripped: list[str] | None = None
+    ) -> str:
         text = url.strip(_SURROUNDING_JUNK)
         if trace is not None and text != url:
             trace.append("strip-whitespace")
@@ -556,7 +582,7 @@ class UrlCanonicalizer:
             return text
         out_scheme, out_netloc, host = authority
         path = self._canonical_path(path, trace)
-        query = self._canonical_query(raw_query, host, trace) if raw_query else ""
+        query = self._canonical_query(raw_query, host, trace, stripped) if raw_query else ""
         if trace is not None:
             if cleaned != text:
                 trace.append("remove-tab-newline")
@@ -603,7 +629,9 @@ class UrlCanonicalizer:
                 trace.append("lowercase-path")
         return path
 
-    def _canonical_query(self, query: str, host: str, trace: list[str] | None) -> str:
+    def _canonical_query(
+        self, query: str, host: str, trace: list[str] | None, stripped: list[str] | None
+    ) -> str:
         if not _CANONICAL_QUERY.fullmatch(query):
             normalized = _normalize_query_encoding(query)
             if trace is not None and normalized != query:
@@ -618,6 +646,12 @@ class UrlCanonicalizer:
         if param_filter and query_fields:
             kept = [field for field in query_fields if not param_filter.strips(field)]
             if len(kept) != len(query_fields):
+                if stripped is not None:
+                    stripped += [
+                        unquote_plus(field.partition("=")[0])
+                        for field in query_fields
+                        if field not in kept
+                    ]
                 query_fields = kept
                 if trace is not None:
                     trace.append("strip-tracking-params")

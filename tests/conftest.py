@@ -302,3 +302,10 @@ def crawl_stat(log: str, name: str) -> float | None:
     """The value of the stat *name* in a crawl's "Dumping Scrapy stats" log."""
     match = re.search(rf"'{re.escape(name)}': ([0-9.e+-]+)", log)
     return float(match.group(1)) if match else None
+
+
+def final_stat(log: str, name: str) -> int:
+    """The value of the integer stat *name* in the stats a crawl's log dumps at close
+    (0 when absent, as Scrapy's stats getters say)."""
+    match = re.search(rf"^ ?[{{ ]'{re.escape(name)}': (\d+),?}}?$", log, re.MULTILINE)
+    return int(match.group(1)) if match else 0

@@ -6,6 +6,7 @@ from scrapy.utils.test import get_crawler
 from crawler import defaults
 from crawler.addon import DedupAddon
 from crawler.dupefilters import URLDupeFilter
+from crawler.extensions import DedupLogStats
 from crawler.middlewares import FrontierMiddleware
 from crawler.pipelines import NearDuplicatePipeline
 
@@ -28,6 +29,7 @@ def test_addon_enables_both_components_and_all_defaults():
     assert settings.getdict("SPIDER_MIDDLEWARES")[FrontierMiddleware] == 25
     assert settings.getdict("DOWNLOADER_MIDDLEWARES")[FrontierMiddleware] == 25
     assert settings.getdict("ITEM_PIPELINES")[NearDuplicatePipeline] == 100
+    assert settings.getdict("EXTENSIONS")[DedupLogStats] == 0
     names = [name for name in dir(defaults) if name.startswith("DEDUP_")]
     assert names
     for name in names:
@@ -46,6 +48,11 @@ def test_project_settings_win_over_the_addon():
     assert settings["DEDUP_URL_BACKEND"] == "memory"
     assert settings["DUPEFILTER_CLASS"] == "scrapy.dupefilters.RFPDupeFilter"
     assert settings.getdict("SPIDER_MIDDLEWARES") == {"crawler.middlewares.FrontierMiddleware": 10}
+
+
+def test_project_can_switch_the_log_line_off():
+    settings = applied_settings({"EXTENSIONS": {"crawler.extensions.DedupLogStats": None}})
+    assert settings.getdict("EXTENSIONS") == {"crawler.extensions.DedupLogStats": None}
 
 
 def test_addon_dupefilter_is_built_from_those_settings():

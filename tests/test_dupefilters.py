@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
 from scrapy import Request, Spider
+from scrapy import signals as scrapy_signals
 from scrapy.core.scheduler import Scheduler
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
@@ -218,6 +220,65 @@ def test_stats_and_summary_at_close(caplog, backend):
     if backend == "bloom":
         assert stats.get_value("dedup/bloom/fill_ratio") == pytest.approx(2 / 10_000)
         assert "0.0% of capacity, estimated false-positive rate" in summary
+
+
+def test_filtered_requests_are_audited_with_their_canonical_url(tmp_path):
+    audit = tmp_path / "audit" / "dedup.jsonl"
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": "memory", "DEDUP_AUDIT_FILE": str(audit)})
+    spider = dupefilter.crawler.spider
+    dupefilter.open()
+    urls = [
+        "http://a.test/x?id=1",
+        "http://a.test/x?utm_source=mail&id=1&fbclid=abc#top",
+        "http://a.test/x?id=1",
+        "http://a.test/y",
+    ]
+    for url in urls:
+        request = Request(url, headers={"Referer": "http://a.test/"})
+        if dupefilter.request_seen(request):
+            dupefilter.log(request, spider)
+    dupefilter.close("finished")
+    dupefilter.crawler.signals.send_catch_log(
+        scrapy_signals.spider_closed, spider=spider, reason="finished"
+    )
+    assert dupefilter._audit is not None
+    assert dupefilter._audit._file.closed
+    records = [json.loads(line) for line in audit.read_text("utf-8").splitlines()]
+    assert records == [
+        {
+            "level": "url",
+            "url": "http://a.test/x?utm_source=mail&id=1&fbclid=abc#top",
+            "decision": "filtered",
+            "canonical_url": "http://a.test/x?id=1",
+            "rules": ["drop-fragment", "strip-tracking-params"],
+            "stripped_params": ["utm_source", "fbclid"],
+            "method": "GET",
+            "referer": "http://a.test/",
+        },
+        {
+            "level": "url",
+            "url": "http://a.test/x?id=1",
+            "decision": "filtered",
+            "canonical_url": "http://a.test/x?id=1",
+            "rules": ["repeat"],
+            "stripped_params": [],
+            "method": "GET",
+            "referer": "http://a.test/",
+        },
+    ]
+    assert dupefilter.crawler.stats.get_value("dupefilter/filtered") == len(records)
+
+
+def test_no_audit_file_without_the_setting(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": "memory"})
+    for _ in range(2):
+        request = Request("http://a.test/x")
+        if dupefilter.request_seen(request):
+            dupefilter.log(request, dupefilter.crawler.spider)
+    assert dupefilter.filtered == 1
+    assert dupefilter._audit is None
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_bloom_warns_once_when_nearly_full(caplog):

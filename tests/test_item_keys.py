@@ -77,6 +77,24 @@ def test_drops_an_item_whose_key_was_seen(backend):
     assert stats.get_value("dedup/item/dropped") == 1
 
 
+def test_dropped_items_are_audited(tmp_path):
+    audit = tmp_path / "audit.jsonl"
+    shop = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"], DEDUP_AUDIT_FILE=str(audit))
+    outcome(shop, {"sku": "1", "url": "https://shop.test/a"})
+    outcome(shop, {"sku": "1", "url": "https://shop.test/b"})
+    shop.close_spider()
+    records = [json.loads(line) for line in audit.read_text("utf-8").splitlines()]
+    assert records == [
+        {
+            "level": "item",
+            "url": "https://shop.test/b",
+            "decision": "dropped",
+            "reason": "item_key",
+            "key": {"sku": "1"},
+        }
+    ]
+
+
 def test_items_missing_a_field_are_kept_counted_and_warned_once(caplog):
     shop = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"])
     for _ in range(3):

@@ -128,6 +128,7 @@ def test_audit_file_has_one_line_per_decision(tmp_path):
         process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS)})
     pipeline.close_spider()
     kept, dropped = (json.loads(line) for line in audit.read_text("utf-8").splitlines())
+    assert kept["level"] == dropped["level"] == "content"
     assert kept["url"] == "https://a.test/1"
     assert (kept["decision"], kept["reason"], kept["matched_url"]) == ("kept", "unique", None)
     assert (dropped["decision"], dropped["reason"]) == ("dropped", "exact")

@@ -599,6 +599,49 @@ def test_explain(url: str, rules: UrlRules, expected: list[str]) -> None:
     assert UrlCanonicalizer(rules).explain(url) == expected
 
 
+@pytest.mark.parametrize(
+    ("url", "rules", "canonical", "stripped"),
+    [
+        (
+            "http://example.com/a?utm_source=x&id=1&fbclid=y&utm_source=z",
+            UrlRules(),
+            "http://example.com/a?id=1",
+            ["utm_source", "fbclid", "utm_source"],
+        ),
+        (
+            "http://example.com/a?utm%5Fmedium=x&Gclid=1",
+            UrlRules(),
+            "http://example.com/a",
+            [
+                "utm_medium",
+                "Gclid",
+            ],
+        ),
+        ("http://example.com/a?b=2&a=1", UrlRules(), "http://example.com/a?a=1&b=2", []),
+        (
+            "http://shop.example.com/?ref=x&utm_id=1&utm_term=2",
+            UrlRules(keep_params=("utm_id",), strip_params=("utm_*", "shop.example.com:ref")),
+            "http://shop.example.com/?utm_id=1",
+            ["ref", "utm_term"],
+        ),
+        (
+            "mailto:someone@example.com?utm_source=x",
+            UrlRules(),
+            "mailto:someone@example.com?utm_source=x",
+            [],
+        ),
+    ],
+)
+def test_trace_names_the_stripped_params(
+    url: str, rules: UrlRules, canonical: str, stripped: list[str]
+) -> None:
+    canonicalizer = UrlCanonicalizer(rules)
+    trace = canonicalizer.trace(url)
+    assert trace.canonical == canonical == canonicalizer(url)
+    assert trace.stripped_params == stripped
+    assert trace.rules == canonicalizer.explain(url)
+
+
 def test_every_rule_is_documented() -> None:
     assert urls.__doc__ is not None
     for name in RULE_NAMES:
@@ -982,6 +1025,17 @@ def test_explain_names_a_rule_exactly_when_the_url_changes(
     assert set(explained) <= set(RULE_NAMES)
     assert explained == sorted(set(explained), key=RULE_NAMES.index)
     assert (explained == []) == (canonicalizer(url) == url)
+
+
+@PROPERTY_SETTINGS
+@given(url=any_url, canonicalizer=st.sampled_from(CANONICALIZERS))
+def test_trace_agrees_with_canonicalize_and_explain(
+    url: str, canonicalizer: UrlCanonicalizer
+) -> None:
+    trace = canonicalizer.trace(url)
+    assert trace.canonical == canonicalizer(url)
+    assert trace.rules == canonicalizer.explain(url)
+    assert bool(trace.stripped_params) == ("strip-tracking-params" in trace.rules)
 
 
 def test_surrounding_junk_is_exactly_controls_and_whitespace() -> None:
