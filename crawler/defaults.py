@@ -37,6 +37,10 @@ DEDUP_HTML_FIELD = "html"
 #: Keep the HTML field in items after use (feeds rarely want whole pages).
 DEDUP_KEEP_HTML = False
 
+#: Seconds without a heartbeat after which a worker's leased requests go back to
+#: the shared queue (``crawler.schedulers.LeasingScheduler``).
+DEDUP_LEASE_TTL = 60
+
 #: Hamming distance that counts as near for long texts (at most 3).
 DEDUP_LONG_THRESHOLD = 3
 
@@ -101,3 +105,9 @@ DEDUP_URL_RESUME = True
 #: Query parameters stripped before comparing URLs (glob patterns;
 #: ``"host:pattern"`` for one site). Defaults to a curated tracking list.
 DEDUP_URL_STRIP_PARAMS: list[str] = list(DEFAULT_STRIP_PARAMS)
+
+#: This worker's id for its leases in the shared queue; ``None`` means host
+#: name and process id. A stable id lets a restarted worker take back its own
+#: leases at once instead of after ``DEDUP_LEASE_TTL``; it must be unique
+#: among running workers.
+DEDUP_WORKER_ID: str | None = None
