@@ -154,7 +154,7 @@ class LeasingScheduler(Scheduler):
         scheduler._held = set()
         scheduler._awaiting_response = set()
         scheduler._expiry_warned = False
-        scheduler._keep_alive = create_looping_call(scheduler._beat)
+        scheduler._keep_alive = None
         signals = crawler.signals
         signals.connect(scheduler._request_finished, signal=dedup_signals.request_finished)
         signals.connect(scheduler._response_received, signal=scrapy_signals.response_received)
@@ -179,6 +179,7 @@ class LeasingScheduler(Scheduler):
             )
         self.leases.heartbeat()
         self._reclaim_expired()
+        self._keep_alive = create_looping_call(self._beat)
         self._keep_alive.start(self.lease_ttl / 3, now=False)
         logger.info(
             "Leasing requests from %(queue)s at %(url)s as worker %(worker)s "
@@ -193,8 +194,10 @@ class LeasingScheduler(Scheduler):
         )
 
     def close(self, reason: str) -> None:
-        if self._keep_alive.running:
-            self._keep_alive.stop()
+        if self._keep_alive is None:
+            return  # open() failed: nothing leased
+        self._keep_alive.stop()
+        self._keep_alive = None
         returned = self.leases.return_own()
         if returned:
             self._count("dedup/lease/returned", returned)
