@@ -179,6 +179,13 @@ class LeasingScheduler(Scheduler):
             )
         self.leases.heartbeat()
         self._reclaim_expired()
+        if self.idle_before_close:
+            logger.warning(
+                "SCHEDULER_IDLE_BEFORE_CLOSE=%(seconds)d is not used by the leasing "
+                "scheduler: a worker stays while other workers hold leases instead",
+                {"seconds": self.idle_before_close},
+                extra={"spider": spider},
+            )
         self._keep_alive = create_looping_call(self._beat)
         self._keep_alive.start(self.lease_ttl / 3, now=False)
         logger.info(

@@ -212,3 +212,45 @@ def test_scrapy_redis_scheduler_loses_the_pages_of_a_killed_worker(
         finish(worker)
 
     assert resources - set(server.hits()["by_resource"])
+
+
+def test_with_scrapys_scheduler_a_restarted_worker_resumes_from_its_state_dir(
+    demo_site_process_factory, redis_server, tmp_path
+):
+    """Workers that share only the seen store keep their queue locally; the
+    crash-safe frontier in the state dir brings back what a killed one had
+    queued, though the shared store has every URL of it as seen already."""
+    server = demo_site_process_factory()
+    resources = server.model().resources
+    settings = {"DEDUP_URL_BACKEND": "redis", "JOBDIR": str(tmp_path / "job")}
+    command = worker_command(server, redis_server, settings)
+    victim = start(command, log=False)
+    wait_for(lambda: server.hits()["total"] >= len(resources) // 3, victim, "a third of the crawl")
+    kill(victim)
+    assert resources - set(server.hits()["by_resource"])
+
+    log = run_scrapy(command, timeout=180)
+
+    assert "Scheduling again" in log
+    by_resource = server.hits()["by_resource"]
+    assert set(by_resource) == resources
+    assert all(count <= 2 for count in by_resource.values())
+
+
+def test_with_scrapys_scheduler_and_no_frontier_the_kill_loses_pages(
+    demo_site_process_factory, redis_server, tmp_path
+):
+    server = demo_site_process_factory()
+    resources = server.model().resources
+    settings = {
+        "DEDUP_URL_BACKEND": "redis",
+        "JOBDIR": str(tmp_path / "job"),
+        "DEDUP_URL_RESUME": "False",
+    }
+    command = worker_command(server, redis_server, settings)
+    victim = start(command, log=False)
+    wait_for(lambda: server.hits()["total"] >= len(resources) // 3, victim, "a third of the crawl")
+    kill(victim)
+    run_scrapy(command, timeout=180)
+
+    assert resources - set(server.hits()["by_resource"])
