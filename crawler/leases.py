@@ -270,6 +270,16 @@ class RequestLeases:
         )
         return count
 
+    def clear(self) -> None:
+        """Forget the leases of every worker, as when the queue is flushed
+        for a new crawl (requests set aside as undecodable stay)."""
+        workers = self.connection.call(self.connection.client.smembers, self.workers_key)
+        keys = [self.counters_key, self.workers_key]
+        for raw_id in workers:
+            worker_id = raw_id.decode() if isinstance(raw_id, bytes) else str(raw_id)
+            keys += [self.leases_key(worker_id), self.heartbeat_key(worker_id)]
+        self.connection.call(self.connection.client.delete, *keys)
+
     def pending(self) -> tuple[int, int]:
         """Requests in the queue, and leases held by other workers (whose
         requests may still add to the queue or come back to it)."""

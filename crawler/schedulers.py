@@ -168,6 +168,8 @@ class LeasingScheduler(Scheduler):
             self.connection, self.queue.key, queue_kind(self.queue), self.worker_id, self.lease_ttl
         )
         self.connection.open()
+        if self.flush_on_start:
+            self.leases.clear()  # the queue they came from was flushed
         recovered = self.leases.return_own()
         if recovered:
             self._count("dedup/lease/reclaimed", recovered)

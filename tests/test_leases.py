@@ -223,6 +223,17 @@ def test_set_aside_keeps_an_unreadable_request(redis_server, client):
     assert int(client.hget(f"{QUEUE}:leases", "held")) == 0
 
 
+def test_clear_forgets_every_workers_leases(redis_server, client):
+    fill(client, "priority", [b"a", b"b", b"c"])
+    first, second = leases_for(redis_server, "w1"), leases_for(redis_server, "w2")
+    first.take()
+    second.take()
+    first.clear()
+    assert client.keys(f"{QUEUE}:*") == []
+    assert first.held() == {}
+    assert second.pending() == (1, 0)
+
+
 def test_unknown_queue_kind_is_refused(redis_server):
     with pytest.raises(ValueError, match="queue kind 'stack'"):
         leases_for(redis_server, "w1", "stack")

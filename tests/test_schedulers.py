@@ -115,6 +115,19 @@ def test_close_puts_unfinished_leases_back(redis_server, client):
 
 
 @in_event_loop
+def test_flush_on_start_forgets_the_leases_of_the_last_crawl(redis_server, client):
+    _, killed = open_scheduler(redis_server, DEDUP_WORKER_ID="killed", DEDUP_LEASE_TTL=1)
+    killed.enqueue_request(Request("http://example.com/a"))
+    killed.next_request()  # and never released: the worker is gone
+
+    _, fresh = open_scheduler(redis_server, SCHEDULER_FLUSH_ON_START=True)
+
+    assert client.exists(f"{QUEUE}:leases:killed") == 0
+    assert not fresh.has_pending_requests()
+    fresh.close("finished")
+
+
+@in_event_loop
 def test_an_unreadable_request_is_set_aside(redis_server, client):
     client.zadd(QUEUE, {b"not a pickle": -1})
     crawler, scheduler = open_scheduler(redis_server)
