@@ -42,6 +42,10 @@ DEDUP_ITEM_KEY_FIELDS: list[str] = []
 #: Keep the HTML field in items after use (feeds rarely want whole pages).
 DEDUP_KEEP_HTML = False
 
+#: Seconds without a heartbeat after which a worker's leased requests go back to
+#: the shared queue (``crawler.schedulers.LeasingScheduler``).
+DEDUP_LEASE_TTL = 60
+
 #: Seconds between two periodic INFO lines of what dedup did; ``None``: follow
 #: ``LOGSTATS_INTERVAL``; ``0``: no periodic line.
 DEDUP_LOG_INTERVAL: float | None = None
@@ -121,3 +125,9 @@ DEDUP_URL_TTL = 0
 #: Time slices a ``DEDUP_URL_TTL`` is cut in; with a Bloom filter, each slice
 #: is a filter of ``DEDUP_URL_CAPACITY`` URLs.
 DEDUP_URL_TTL_GENERATIONS = 4
+
+#: This worker's id for its leases in the shared queue; ``None`` means host
+#: name and process id. A stable id lets a restarted worker take back its own
+#: leases at once instead of after ``DEDUP_LEASE_TTL``; it must be unique
+#: among running workers.
+DEDUP_WORKER_ID: str | None = None

@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
+from scrapy.core.scheduler import Scheduler as ScrapyScheduler
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.job import job_dir
+from scrapy.utils.misc import load_object
 from scrapy.utils.request import referer_str, request_from_dict
 
 from crawler import defaults
@@ -165,6 +167,23 @@ def redis_seen_store(
         raise ValueError(f"{key_setting}={key!r}: {exc}") from exc
 
 
+def _local_queue_frontier(settings: BaseSettings, signature: dict[str, Any]) -> Frontier | None:
+    """The crash-safe frontier of a worker that shares only the seen store.
+
+    With Scrapy's own scheduler each worker crawls the requests it schedules,
+    so its state dir can record them, as for a local store. With a shared
+    queue (scrapy-redis's scheduler) another worker may crawl them: the local
+    record would bring them back twice; ``crawler.schedulers.LeasingScheduler``
+    keeps that queue safe instead.
+    """
+    state_dir = state_dir_from_settings(settings)
+    if state_dir is None or not settings.getbool("DEDUP_URL_RESUME", defaults.DEDUP_URL_RESUME):
+        return None
+    if not issubclass(load_object(settings["SCHEDULER"]), ScrapyScheduler):
+        return None
+    return Frontier(state_dir, signature)
+
+
 def url_signature(rules: UrlRules, seen: Any) -> dict[str, Any]:
     """What a persisted URL store was built with, by setting name."""
     signature: dict[str, Any] = {
@@ -268,10 +287,12 @@ class URLDupeFilter(BaseDupeFilter):
                     f"DEDUP_REDIS_ON_ERROR={policy!r} is not a policy; use 'stop' (close the "
                     "spider) or 'allow' (let requests through, counted)"
                 )
+            redis_store = redis_seen_store(settings, crawler.spidercls.name, backend)
             dupefilter = cls(
                 crawler,
                 UrlCanonicalizer(rules),
-                redis_seen_store(settings, crawler.spidercls.name, backend),
+                redis_store,
+                frontier=_local_queue_frontier(settings, url_signature(rules, redis_store)),
                 debug=settings.getbool("DUPEFILTER_DEBUG"),
             )
             dupefilter.redis_error_policy = policy

@@ -1,0 +1,311 @@
+"""``LeasingScheduler``: scrapy-redis's scheduler, without losing requests.
+
+scrapy-redis's scheduler pops a request from the shared queue and forgets it:
+a worker killed before the page is crawled loses it (its URL is already in the
+seen store, so no worker crawls it again). This scheduler takes each request
+under a lease (:mod:`crawler.leases`) and gives the lease up when
+:class:`~crawler.middlewares.FrontierMiddleware` reports the request finished.
+The leases of a worker whose heartbeat stopped go back to the queue::
+
+    SCHEDULER = "crawler.schedulers.LeasingScheduler"
+    SCHEDULER_PERSIST = True
+    DEDUP_LEASE_TTL = 60  # seconds without a heartbeat before a worker's leases go back
+    DEDUP_WORKER_ID = "crawler-1"  # optional, stable across restarts
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals as scrapy_signals
+from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
+from scrapy.utils.request import request_from_dict
+from scrapy_redis.queue import FifoQueue, LifoQueue, PriorityQueue
+from scrapy_redis.scheduler import Scheduler
+
+from crawler import defaults
+from crawler import signals as dedup_signals
+from crawler.leases import RequestLeases
+from crawler.middlewares import FrontierMiddleware
+from crawler.redis_access import (
+    RedisConnection,
+    RedisUnavailable,
+    redact,
+    redis_params_from_settings,
+)
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+#: Request meta key: the id of the lease under which this worker took the request.
+META_LEASE = "dedup_lease"
+
+
+def queue_redis_url(settings: BaseSettings) -> str:
+    """The Redis server of scrapy-redis's queue: ``REDIS_URL``, else
+    ``REDIS_HOST``/``REDIS_PORT``. Leases must live on that server, so that
+    taking a request and leasing it is one atomic call."""
+    url = settings.get("REDIS_URL")
+    if url:
+        return str(url)
+    host = settings.get("REDIS_HOST") or "localhost"
+    return f"redis://{host}:{settings.getint('REDIS_PORT', 6379)}"
+
+
+def queue_kind(queue: Any) -> str:
+    """How a scrapy-redis queue pops: ``priority``, ``fifo`` or ``lifo``."""
+    kinds = ((PriorityQueue, "priority"), (FifoQueue, "fifo"), (LifoQueue, "lifo"))
+    for queue_class, kind in kinds:
+        if isinstance(queue, queue_class):
+            return kind
+    raise ValueError(
+        f"SCHEDULER_QUEUE_CLASS={type(queue).__module__}.{type(queue).__qualname__} is not "
+        "supported by crawler.schedulers.LeasingScheduler; use scrapy_redis.queue.PriorityQueue "
+        "(the default), FifoQueue or LifoQueue, or a subclass that keeps their layout"
+    )
+
+
+def _lease_ttl(settings: BaseSettings) -> float:
+    ttl = settings.getfloat("DEDUP_LEASE_TTL", defaults.DEDUP_LEASE_TTL)
+    if ttl < 1:
+        raise ValueError(
+            f"DEDUP_LEASE_TTL={ttl!r} must be at least 1 second (default "
+            f"{defaults.DEDUP_LEASE_TTL}): the seconds without a heartbeat after which a "
+            "worker's leased requests go back to the queue"
+        )
+    return ttl
+
+
+def _worker_id(settings: BaseSettings) -> str:
+    worker_id = settings.get("DEDUP_WORKER_ID", defaults.DEDUP_WORKER_ID)
+    if worker_id is None:
+        return f"{socket.gethostname()}:{os.getpid()}"
+    if not isinstance(worker_id, str) or not worker_id.strip():
+        raise ValueError(
+            f"DEDUP_WORKER_ID={worker_id!r} must be a non-empty string, unique among the "
+            "running workers, or None (host name and process id)"
+        )
+    return worker_id
+
+
+def _require_frontier_middleware(settings: BaseSettings) -> None:
+    for setting in ("SPIDER_MIDDLEWARES", "DOWNLOADER_MIDDLEWARES"):
+        components = build_component_list(settings.getwithbase(setting))
+        if not any(load_object(component) is FrontierMiddleware for component in components):
+            raise ValueError(
+                f"SCHEDULER = crawler.schedulers.LeasingScheduler needs "
+                f"crawler.middlewares.FrontierMiddleware in {setting} (the add-on "
+                "crawler.addon.DedupAddon enables it): without it no request is ever "
+                "reported finished and every lease would go back to the queue"
+            )
+
+
+class LeasingScheduler(Scheduler):
+    """scrapy-redis's ``Scheduler``, where a killed worker loses no request.
+
+    * each request is popped and leased in one atomic Redis call; its lease is
+      given up when the request is finished (callback output consumed and its
+      requests queued, or download failed for good), or when the downloader
+      hands back a replacement (a redirect, a retry) once that is queued;
+    * a heartbeat every ``DEDUP_LEASE_TTL / 3`` seconds keeps the worker's
+      leases; at start and with each heartbeat, the leases of workers silent
+      for ``DEDUP_LEASE_TTL`` go back to the queue, each exactly once;
+    * a worker that starts with the ``DEDUP_WORKER_ID`` of a killed one puts
+      that one's leases back at once; at a clean stop a worker puts back the
+      leases it still holds;
+    * the spider is not idle while other workers hold leases: their requests
+      may still add to the queue, or come back to it.
+    """
+
+    crawler: Crawler
+    connection: RedisConnection
+    leases: RequestLeases
+    lease_ttl: float
+    worker_id: str
+    _held: set[int]
+    _awaiting_response: set[int]
+    _expiry_warned: bool
+    _keep_alive: Any
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        _require_frontier_middleware(settings)
+        ttl = _lease_ttl(settings)
+        worker_id = _worker_id(settings)
+        scheduler: Self = super().from_crawler(crawler)
+        scheduler.crawler = crawler
+        scheduler.lease_ttl = ttl
+        scheduler.worker_id = worker_id
+        scheduler.connection = RedisConnection(
+            queue_redis_url(settings), redis_params_from_settings(settings)
+        )
+        scheduler._held = set()
+        scheduler._awaiting_response = set()
+        scheduler._expiry_warned = False
+        scheduler._keep_alive = None
+        signals = crawler.signals
+        signals.connect(scheduler._request_finished, signal=dedup_signals.request_finished)
+        signals.connect(scheduler._response_received, signal=scrapy_signals.response_received)
+        return scheduler
+
+    # Life cycle
+
+    def open(self, spider: Spider) -> None:
+        super().open(spider)
+        self.leases = RequestLeases(
+            self.connection, self.queue.key, queue_kind(self.queue), self.worker_id, self.lease_ttl
+        )
+        self.connection.open()
+        if self.flush_on_start:
+            self.leases.clear()  # the queue they came from was flushed
+        recovered = self.leases.return_own()
+        if recovered:
+            self._count("dedup/lease/reclaimed", recovered)
+            logger.info(
+                "Put back in the queue %(count)d requests leased to worker %(worker)s "
+                "by a run that did not stop cleanly",
+                {"count": recovered, "worker": self.worker_id},
+                extra={"spider": spider},
+            )
+        self.leases.heartbeat()
+        self._reclaim_expired()
+        if self.idle_before_close:
+            logger.warning(
+                "SCHEDULER_IDLE_BEFORE_CLOSE=%(seconds)d is not used by the leasing "
+                "scheduler: a worker stays while other workers hold leases instead",
+                {"seconds": self.idle_before_close},
+                extra={"spider": spider},
+            )
+        self._keep_alive = create_looping_call(self._beat)
+        self._keep_alive.start(self.lease_ttl / 3, now=False)
+        logger.info(
+            "Leasing requests from %(queue)s at %(url)s as worker %(worker)s "
+            "(DEDUP_LEASE_TTL %(ttl)gs)",
+            {
+                "queue": self.queue.key,
+                "url": redact(self.connection.url),
+                "worker": self.worker_id,
+                "ttl": self.lease_ttl,
+            },
+            extra={"spider": spider},
+        )
+
+    def close(self, reason: str) -> None:
+        if self._keep_alive is None:
+            return  # open() failed: nothing leased
+        self._keep_alive.stop()
+        self._keep_alive = None
+        returned = self.leases.return_own()
+        if returned:
+            self._count("dedup/lease/returned", returned)
+            logger.info(
+                "Put back in the queue %(count)d leased requests not finished at close",
+                {"count": returned},
+                extra={"spider": self.spider},
+            )
+        self._held.clear()
+        self._awaiting_response.clear()
+        super().close(reason)
+
+    def _beat(self) -> None:
+        try:
+            self.leases.heartbeat()
+            self._reclaim_expired()
+        except RedisUnavailable as exc:
+            logger.warning(
+                "No heartbeat for worker %(worker)s (%(error)s): if Redis stays away for "
+                "DEDUP_LEASE_TTL, other workers will take its leased requests again",
+                {"worker": self.worker_id, "error": exc},
+                extra={"spider": self.spider},
+            )
+
+    def _reclaim_expired(self) -> None:
+        reclaimed = self.leases.reclaim_expired()
+        if reclaimed:
+            self._count("dedup/lease/reclaimed", reclaimed)
+            logger.info(
+                "Put back in the queue %(count)d requests leased to workers whose "
+                "heartbeat stopped for DEDUP_LEASE_TTL",
+                {"count": reclaimed},
+                extra={"spider": self.spider},
+            )
+
+    # Scheduling
+
+    def next_request(self) -> Request | None:
+        while (lease := self.leases.take()) is not None:
+            try:
+                request = request_from_dict(
+                    self.queue.serializer.loads(lease.payload), spider=self.spider
+                )
+            except Exception as exc:  # whatever the serializer or Scrapy raise on bad input
+                self.leases.set_aside(lease.id)
+                self._count("dedup/lease/undecodable")
+                logger.error(
+                    "Cannot read a request taken from %(queue)s (%(error)r); moved it to %(aside)s",
+                    {"queue": self.queue.key, "error": exc, "aside": self.leases.undecodable_key},
+                    extra={"spider": self.spider},
+                )
+                continue
+            request.meta[META_LEASE] = lease.id
+            self._held.add(lease.id)
+            self._awaiting_response.add(lease.id)
+            self._count("scheduler/dequeued/redis")
+            self._count("dedup/lease/taken")
+            return request
+        return None
+
+    def enqueue_request(self, request: Request) -> bool:
+        lease_id = request.meta.pop(META_LEASE, None)
+        enqueued: bool = super().enqueue_request(request)
+        if lease_id in self._awaiting_response:
+            # The downloader handed back a replacement (redirect, retry) of a
+            # leased request that got no response: it is queued or filtered now.
+            self._release(lease_id)
+        return enqueued
+
+    def has_pending_requests(self) -> bool:
+        queued, held_elsewhere = self.leases.pending()
+        return queued > 0 or held_elsewhere > 0
+
+    # Signals
+
+    def _response_received(self, response: Response, request: Request) -> None:
+        self._awaiting_response.discard(request.meta.get(META_LEASE))
+
+    def _request_finished(self, request: Request) -> None:
+        lease_id = request.meta.get(META_LEASE)
+        if lease_id is not None and lease_id in self._held:
+            self._release(lease_id)
+
+    def _release(self, lease_id: int) -> None:
+        self._held.discard(lease_id)
+        self._awaiting_response.discard(lease_id)
+        if self.leases.release(lease_id):
+            self._count("dedup/lease/released")
+            return
+        self._count("dedup/lease/expired")
+        if not self._expiry_warned:
+            self._expiry_warned = True
+            logger.warning(
+                "A request finished after its lease had gone back to the queue (no "
+                "heartbeat for DEDUP_LEASE_TTL=%(ttl)gs): another worker may crawl it "
+                "again. Raise DEDUP_LEASE_TTL if workers are slow rather than dead.",
+                {"ttl": self.lease_ttl},
+                extra={"spider": self.spider},
+            )
+
+    def _count(self, name: str, count: int = 1) -> None:
+        self.crawler.stats.inc_value(name, count)

@@ -1,0 +1,174 @@
+"""LeasingScheduler wiring, against a real redis-server (whole crawls: test_distributed_resume)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+
+import pytest
+import redis
+from scrapy import Request, Spider, signals
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
+from scrapy_redis.queue import Base
+
+from crawler import signals as dedup_signals
+from crawler.schedulers import META_LEASE, LeasingScheduler
+
+QUEUE = "leasing:requests"
+FRONTIER = {"crawler.middlewares.FrontierMiddleware": 25}
+
+
+class LeasingSpider(Spider):
+    name = "leasing"
+
+
+class SetQueue(Base):
+    """A queue layout the leases do not know."""
+
+    def __len__(self):
+        return self.server.scard(self.key)
+
+
+def open_scheduler(redis_server, **settings):
+    crawler = get_crawler(
+        LeasingSpider,
+        {
+            "SCHEDULER": "crawler.schedulers.LeasingScheduler",
+            "DUPEFILTER_CLASS": "crawler.dupefilters.URLDupeFilter",
+            "DEDUP_URL_BACKEND": "redis",
+            "REDIS_URL": redis_server.url,
+            "SPIDER_MIDDLEWARES": FRONTIER,
+            "DOWNLOADER_MIDDLEWARES": FRONTIER,
+            "DEDUP_WORKER_ID": "w1",
+            **settings,
+        },
+    )
+    spider = LeasingSpider.from_crawler(crawler)
+    crawler.spider = spider
+    scheduler = LeasingScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    return crawler, scheduler
+
+
+def in_event_loop(test):
+    """Run *test* inside a running asyncio loop, as the scheduler runs in a crawl."""
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        async def body():
+            return test(*args, **kwargs)
+
+        return asyncio.run(body())
+
+    return run
+
+
+@pytest.fixture
+def client(redis_server):
+    with redis.Redis.from_url(redis_server.url) as client:
+        yield client
+
+
+@in_event_loop
+def test_a_redirect_hands_its_lease_over_a_child_does_not(redis_server, client):
+    crawler, scheduler = open_scheduler(redis_server)
+    scheduler.enqueue_request(Request("http://example.com/a"))
+    scheduler.enqueue_request(Request("http://example.com/b"))
+    first, second = scheduler.next_request(), scheduler.next_request()
+    assert client.hlen(f"{QUEUE}:leases:w1") == 2
+
+    # the downloader hands back a redirect (meta copied, no response yet)
+    redirect = first.replace(url="http://example.com/a2")
+    assert scheduler.enqueue_request(redirect)
+    assert META_LEASE not in redirect.meta
+    assert client.hlen(f"{QUEUE}:leases:w1") == 1
+    assert crawler.stats.get_value("dedup/lease/released") == 1
+
+    # a response came: a request with its meta copied is a child, not a replacement
+    response = HtmlResponse(second.url, body=b"<html></html>", request=second)
+    crawler.signals.send_catch_log(signals.response_received, response=response, request=second)
+    child = Request("http://example.com/b/child", meta=dict(second.meta))
+    assert scheduler.enqueue_request(child)
+    assert client.hlen(f"{QUEUE}:leases:w1") == 1
+    crawler.signals.send_catch_log(dedup_signals.request_finished, request=second)
+    assert client.hlen(f"{QUEUE}:leases:w1") == 0
+    assert crawler.stats.get_value("dedup/lease/released") == 2
+    assert crawler.stats.get_value("dedup/lease/taken") == 2
+    scheduler.close("finished")
+
+
+@in_event_loop
+def test_close_puts_unfinished_leases_back(redis_server, client):
+    crawler, scheduler = open_scheduler(redis_server, SCHEDULER_PERSIST=True)
+    for path in ("a", "b", "c"):
+        scheduler.enqueue_request(Request(f"http://example.com/{path}"))
+    taken = scheduler.next_request()
+    crawler.signals.send_catch_log(dedup_signals.request_finished, request=taken)
+    scheduler.next_request()
+
+    scheduler.close("shutdown")
+
+    assert client.zcard(QUEUE) == 2
+    assert client.exists(f"{QUEUE}:leases:w1") == 0
+    assert crawler.stats.get_value("dedup/lease/returned") == 1
+
+
+@in_event_loop
+def test_flush_on_start_forgets_the_leases_of_the_last_crawl(redis_server, client):
+    _, killed = open_scheduler(redis_server, DEDUP_WORKER_ID="killed", DEDUP_LEASE_TTL=1)
+    killed.enqueue_request(Request("http://example.com/a"))
+    killed.next_request()  # and never released: the worker is gone
+
+    _, fresh = open_scheduler(redis_server, SCHEDULER_FLUSH_ON_START=True)
+
+    assert client.exists(f"{QUEUE}:leases:killed") == 0
+    assert not fresh.has_pending_requests()
+    fresh.close("finished")
+
+
+@in_event_loop
+def test_an_unreadable_request_is_set_aside(redis_server, client):
+    client.zadd(QUEUE, {b"not a pickle": -1})
+    crawler, scheduler = open_scheduler(redis_server)
+    scheduler.enqueue_request(Request("http://example.com/a"))
+
+    request = scheduler.next_request()
+
+    assert request.url == "http://example.com/a"
+    assert client.lrange(f"{QUEUE}:undecodable", 0, -1) == [b"not a pickle"]
+    assert crawler.stats.get_value("dedup/lease/undecodable") == 1
+    scheduler.close("finished")
+
+
+@in_event_loop
+def test_other_workers_leases_keep_the_spider_busy(redis_server):
+    _, mine = open_scheduler(redis_server)
+    _, other = open_scheduler(redis_server, DEDUP_WORKER_ID="w2")
+    assert not mine.has_pending_requests()
+    mine.enqueue_request(Request("http://example.com/a"))
+    assert other.has_pending_requests()
+    other.next_request()
+    assert mine.has_pending_requests()  # w2's request may still add links
+    assert not other.has_pending_requests()  # its own leases are its engine's business
+    other.close("finished")
+    mine.close("finished")
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"DEDUP_LEASE_TTL": 0}, "DEDUP_LEASE_TTL=0.0 must be at least 1 second"),
+        ({"DEDUP_WORKER_ID": " "}, "DEDUP_WORKER_ID=' ' must be a non-empty string"),
+        ({"SPIDER_MIDDLEWARES": {}}, "FrontierMiddleware in SPIDER_MIDDLEWARES"),
+        ({"DOWNLOADER_MIDDLEWARES": {}}, "FrontierMiddleware in DOWNLOADER_MIDDLEWARES"),
+        (
+            {"SCHEDULER_QUEUE_CLASS": "tests.test_schedulers.SetQueue"},
+            "SCHEDULER_QUEUE_CLASS=tests.test_schedulers.SetQueue is not supported",
+        ),
+    ],
+)
+@in_event_loop
+def test_bad_settings_are_named(redis_server, settings, message):
+    with pytest.raises(ValueError, match=message):
+        open_scheduler(redis_server, **settings)
