@@ -7,6 +7,11 @@ dupefilter, frontier middleware, item-key and content pipelines, periodic log
 line) at add-on priority, so settings written in the project (or on the
 command line) win; ``EXTENSIONS = {"crawler.extensions.DedupLogStats": None}``
 switches the log line off.
+
+Each level can be switched off without removing the add-on:
+``DEDUP_ENABLED = False`` (all of them), ``DEDUP_URL_ENABLED = False`` (Scrapy's
+own dupefilter stays), ``DEDUP_CONTENT_ENABLED = False``, an empty
+``DEDUP_ITEM_KEY_FIELDS`` (the default), ``DEDUP_LOG_INTERVAL = 0``.
 """
 
 from __future__ import annotations
@@ -37,11 +42,14 @@ class DedupAddon:
         for name in dir(defaults):
             if name.startswith("DEDUP_"):
                 settings.set(name, getattr(defaults, name), priority="addon")
-        settings.set("DUPEFILTER_CLASS", "crawler.dupefilters.URLDupeFilter", priority="addon")
-        for component_setting in ("SPIDER_MIDDLEWARES", "DOWNLOADER_MIDDLEWARES"):
-            settings.setdefault_in_component_priority_dict(
-                component_setting, FrontierMiddleware, FRONTIER_MIDDLEWARE_ORDER
-            )
+        if not settings.getbool("DEDUP_ENABLED"):
+            return
+        if settings.getbool("DEDUP_URL_ENABLED"):
+            settings.set("DUPEFILTER_CLASS", "crawler.dupefilters.URLDupeFilter", priority="addon")
+            for component_setting in ("SPIDER_MIDDLEWARES", "DOWNLOADER_MIDDLEWARES"):
+                settings.setdefault_in_component_priority_dict(
+                    component_setting, FrontierMiddleware, FRONTIER_MIDDLEWARE_ORDER
+                )
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER
         )

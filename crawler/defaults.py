@@ -29,6 +29,9 @@ DEDUP_CONTENT_ENABLED = True
 #: crawl process (measured in bench/offload.py: processes are faster on 2+ cores).
 DEDUP_CONTENT_WORKERS = 2
 
+#: Switch everything the add-on enables on or off (each level has its own switch too).
+DEDUP_ENABLED = True
+
 #: Fold a text that is one block repeated end to end ("abcabcabc" -> "abc").
 DEDUP_FOLD_REPEATS = False
 
@@ -98,6 +101,9 @@ DEDUP_URL_BACKEND = "bloom"
 
 #: Expected number of distinct URLs; sizes the Bloom filter.
 DEDUP_URL_CAPACITY = 10_000_000
+
+#: Switch the URL dupefilter (and its crash-safe frontier) that the add-on enables on or off.
+DEDUP_URL_ENABLED = True
 
 #: Target false-positive rate of the Bloom filter (a false positive is a lost page).
 DEDUP_URL_ERROR_RATE = 0.001

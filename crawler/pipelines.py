@@ -113,8 +113,9 @@ class NearDuplicatePipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
-        if not settings.getbool("DEDUP_CONTENT_ENABLED", defaults.DEDUP_CONTENT_ENABLED):
-            raise NotConfigured("DEDUP_CONTENT_ENABLED is False")
+        for switch in ("DEDUP_ENABLED", "DEDUP_CONTENT_ENABLED"):
+            if not settings.getbool(switch, getattr(defaults, switch)):
+                raise NotConfigured(f"{switch} is False")
         backend = settings.get("DEDUP_CONTENT_BACKEND", defaults.DEDUP_CONTENT_BACKEND)
         if backend not in CONTENT_BACKENDS:
             raise ValueError(
@@ -342,6 +343,8 @@ class ItemKeyPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
+        if not settings.getbool("DEDUP_ENABLED", defaults.DEDUP_ENABLED):
+            raise NotConfigured("DEDUP_ENABLED is False")
         fields = settings.getlist("DEDUP_ITEM_KEY_FIELDS", defaults.DEDUP_ITEM_KEY_FIELDS)
         if not fields:
             raise NotConfigured("DEDUP_ITEM_KEY_FIELDS is empty")

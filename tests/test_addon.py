@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import pytest
 from scrapy import Spider
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from crawler import defaults
@@ -8,7 +10,7 @@ from crawler.addon import DedupAddon
 from crawler.dupefilters import URLDupeFilter
 from crawler.extensions import DedupLogStats
 from crawler.middlewares import FrontierMiddleware
-from crawler.pipelines import NearDuplicatePipeline
+from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
 
 ADDONS = {"ADDONS": {DedupAddon: 0}}
 
@@ -29,6 +31,7 @@ def test_addon_enables_both_components_and_all_defaults():
     assert settings.getdict("SPIDER_MIDDLEWARES")[FrontierMiddleware] == 25
     assert settings.getdict("DOWNLOADER_MIDDLEWARES")[FrontierMiddleware] == 25
     assert settings.getdict("ITEM_PIPELINES")[NearDuplicatePipeline] == 100
+    assert settings.getdict("ITEM_PIPELINES")[ItemKeyPipeline] == 90
     assert settings.getdict("EXTENSIONS")[DedupLogStats] == 0
     names = [name for name in dir(defaults) if name.startswith("DEDUP_")]
     assert names
@@ -65,3 +68,22 @@ def test_addon_dupefilter_is_built_from_those_settings():
 def test_defaults_module_is_alphabetical():
     names = [name for name in vars(defaults) if name.startswith("DEDUP_")]
     assert names == sorted(names)
+
+
+def test_each_level_can_be_switched_off_without_removing_the_addon():
+    url_off = applied_settings({"DEDUP_URL_ENABLED": False})
+    assert url_off["DUPEFILTER_CLASS"] == "scrapy.dupefilters.RFPDupeFilter"
+    assert FrontierMiddleware not in url_off.getdict("SPIDER_MIDDLEWARES")
+    assert url_off.getdict("ITEM_PIPELINES")[NearDuplicatePipeline] == 100
+
+    all_off = applied_settings({"DEDUP_ENABLED": False})
+    assert all_off["DUPEFILTER_CLASS"] == "scrapy.dupefilters.RFPDupeFilter"
+    assert NearDuplicatePipeline not in all_off.getdict("ITEM_PIPELINES")
+    assert DedupLogStats not in all_off.getdict("EXTENSIONS")
+
+
+def test_pipelines_enabled_by_hand_honour_the_master_switch():
+    crawler = get_crawler(NamedSpider, {"DEDUP_ENABLED": False, "DEDUP_ITEM_KEY_FIELDS": ["sku"]})
+    for pipeline in (NearDuplicatePipeline, ItemKeyPipeline):
+        with pytest.raises(NotConfigured, match="DEDUP_ENABLED is False"):
+            pipeline.from_crawler(crawler)
