@@ -216,3 +216,29 @@ def test_redis_figures_match_the_crawl_stats(redis_server, demo_site_server, bac
     assert human.stdout.splitlines()[0] == (
         f"URL store of spider 'site': {kind}, Redis {redis_server.url}, key site:dupefilter"
     )
+
+
+@pytest.mark.parametrize("backend", ["bloom", "redis"])
+def test_time_slices_of_a_ttl_are_listed(demo_site_server, tmp_path, redis_server, backend):
+    settings: dict[str, object] = {"DEDUP_URL_TTL": 86400, "DEDUP_URL_BACKEND": backend}
+    if backend == "redis":
+        settings["REDIS_URL"] = redis_server.url
+    else:
+        settings["DEDUP_STATE_DIR"] = tmp_path / "state"
+    log = run_scrapy(scrapy_crawl_command(demo_site_server.url, *settings_args(settings), *QUICK))
+    demo_site_server.reset()
+    report = inspect_json(settings)
+    generations = report["url_store"]["generations"]
+    assert 1 <= len(generations) <= 2  # the crawl may straddle the start of a slice
+    assert sum(g["entries"] for g in generations) == crawl_stat(log, "dedup/url/new") > 0
+    assert all(0 <= g["age_seconds"] < 86400 / 4 + 60 for g in generations)
+    assert report["url_store"]["params"]["ttl"] == 86400
+    text = inspect(*settings_args(settings)).stdout
+    assert "time slices (DEDUP_URL_TTL), newest first:" in text
+    assert re.search(r"slice \d+: \d+ URLs, started .* ago", text)
+
+    # another TTL in the project is reported as a difference, the state read as written
+    changed = {**settings, "DEDUP_URL_TTL": 3600}
+    report = inspect_json(changed)
+    assert report["url_store"]["signature_matches_settings"] is False
+    assert "DEDUP_URL_TTL" in report["url_store"]["signature_difference"]

@@ -128,6 +128,7 @@ def _inspect_local(
         "state_dir_setting": state_dir_setting(settings),
         "stats": store.stats(),
         "params": store.seen.params(),
+        "generations": _generations(store.seen),
         **_signature_report(store.signature, project_signature),
         "files": {
             "snapshot": _file_report(store.snapshot_path),
@@ -179,6 +180,7 @@ def _inspect_redis(settings: BaseSettings, spider_name: str, backend: str) -> di
         "key": store.base,
         "stats": store.stats(),
         "params": store.params(),
+        "generations": _generations(store),
     }
     if stored_signature is None:
         url_store["signature"] = None
@@ -194,6 +196,14 @@ def _inspect_redis(settings: BaseSettings, spider_name: str, backend: str) -> di
     if content_backend(settings) == "redis":
         content_index = _inspect_redis_content(settings, spider_name)
     return {"url_store": url_store, "content_index": content_index}
+
+
+def _generations(store: Any) -> list[dict[str, float]] | None:
+    """Each live time slice of a store with a ``DEDUP_URL_TTL``, newest first; else ``None``."""
+    generation_stats = getattr(store, "generation_stats", None)
+    if generation_stats is None or getattr(store, "generations", None) is None:
+        return None
+    return list(generation_stats())
 
 
 def _inspect_redis_content(settings: BaseSettings, spider_name: str) -> dict[str, Any] | None:
@@ -246,6 +256,15 @@ def describe(report: dict[str, Any]) -> str:
     for name, file_report in url_store.get("files", {}).items():
         figures[name] = _describe_file(file_report)
     lines += _aligned(figures)
+    if url_store.get("generations") is not None:
+        lines.append(
+            f"  time slices (DEDUP_URL_TTL), newest first: {len(url_store['generations'])}"
+        )
+        lines += [
+            f"    slice {generation['generation']}: {generation['entries']} URLs, "
+            f"started {_duration(generation['age_seconds'])} ago"
+            for generation in url_store["generations"]
+        ]
     if "note" in url_store:
         lines.append(f"  note: {url_store['note']}")
     if url_store["signature"] is not None:
@@ -270,6 +289,16 @@ def describe(report: dict[str, Any]) -> str:
             figures[name] = _describe_file(file_report)
         lines += _aligned(figures)
     return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
 
 
 def _describe_file(file_report: dict[str, Any]) -> str:

@@ -91,7 +91,12 @@ def read_local_seen_store(settings: BaseSettings, state_dir: Path) -> JournaledS
     for backend in LOCAL_BACKENDS:
         if header.get("kind") == backend + suffix:
             signature = dict(header.get("signature", {}))
-            store = JournaledSeenStore(seen_set_factory(settings, backend), state_dir, signature)
+            written_with = settings.copy()
+            for name, value in signature.items():
+                if name.startswith("DEDUP_URL_") and name != "DEDUP_URL_BACKEND":
+                    written_with.set(name, value, priority="cmdline")
+            new_set = seen_set_factory(written_with, backend)
+            store = JournaledSeenStore(new_set, state_dir, signature)
             store.read()
             return store
     raise StateFileError(
