@@ -269,11 +269,13 @@ class URLDupeFilter(BaseDupeFilter):
         self._opened = False
         self._ready = False
         self._closed = False
+        self._spider_opened = False
         self.redis_error_policy = defaults.DEDUP_REDIS_ON_ERROR
         self._closing_for_redis = False
         self._unchecked: Request | None = None
         self._redis_down_until = 0.0
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
+        crawler.signals.connect(self._spider_opened_now, signal=scrapy_signals.spider_opened)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -382,6 +384,9 @@ class URLDupeFilter(BaseDupeFilter):
         self.stats.inc_value("dedup/url/resumed", len(self._pending_requests))
         self._pending_requests = []
 
+    def _spider_opened_now(self, spider: Spider) -> None:
+        self._spider_opened = True
+
     def _spider_closed(self, spider: Spider, reason: str) -> None:
         self.close(reason)
 
@@ -403,12 +408,13 @@ class URLDupeFilter(BaseDupeFilter):
 
     def clear(self) -> None:
         """Called by scrapy-redis's scheduler to flush: at start with
-        ``SCHEDULER_FLUSH_ON_START`` (honoured: the shared store is emptied),
-        and at close unless ``SCHEDULER_PERSIST`` (ignored: other workers may
-        still be crawling with it; clear it explicitly). Local state stays."""
+        ``SCHEDULER_FLUSH_ON_START`` (honoured: the shared store is emptied,
+        before the spider opens), and at close unless ``SCHEDULER_PERSIST``
+        (ignored: other workers may still be crawling with it; clear it
+        explicitly). Local state stays."""
         if not isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
             return
-        if self.new_urls or self.filtered:
+        if self._spider_opened:
             logger.info(
                 "Not clearing the shared seen store %(key)s at close: other workers may "
                 "still use it (set SCHEDULER_PERSIST = True to silence this)",

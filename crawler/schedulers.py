@@ -217,7 +217,15 @@ class LeasingScheduler(Scheduler):
             )
         self._held.clear()
         self._awaiting_response.clear()
-        super().close(reason)
+        if not self.persist:
+            logger.warning(
+                "Not emptying the shared queue %(queue)s at close, although "
+                "SCHEDULER_PERSIST is False: other workers may still be crawling from it, "
+                "and it holds the requests just put back. Empty it with "
+                "SCHEDULER_FLUSH_ON_START when a new crawl starts",
+                {"queue": self.queue.key},
+                extra={"spider": self.spider},
+            )
 
     def _beat(self) -> None:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from scrapy import Request, Spider
+from scrapy import signals as scrapy_signals
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 from scrapy_redis.scheduler import Scheduler as RedisScheduler
@@ -74,13 +75,25 @@ def test_worker_with_other_rules_refuses_to_start(redis_server, backend):
         other.open()
 
 
+def open_spider(dupefilter: URLDupeFilter) -> None:
+    dupefilter.crawler.signals.send_catch_log(
+        scrapy_signals.spider_opened, spider=dupefilter.crawler.spider
+    )
+
+
 def test_clear_at_start_only(redis_server, backend):
     first = worker(redis_server, backend)
     first.open()
+    open_spider(first)
     first.request_seen(Request("http://a.test/1"))
-    first.clear()  # as scrapy-redis does at close without SCHEDULER_PERSIST: ignored
+    idle = worker(redis_server, backend)  # a worker that closes before checking anything
+    idle.open()
+    open_spider(idle)
+    for closing in (first, idle):
+        closing.clear()  # as scrapy-redis does at close without SCHEDULER_PERSIST: ignored
+    assert worker(redis_server, backend).request_seen(Request("http://a.test/1"))
     second = worker(redis_server, backend)
-    second.clear()  # SCHEDULER_FLUSH_ON_START: before any request, honoured
+    second.clear()  # SCHEDULER_FLUSH_ON_START: before the spider opens, honoured
     second.open()
     assert not second.request_seen(Request("http://a.test/1"))
 

@@ -115,6 +115,21 @@ def test_close_puts_unfinished_leases_back(redis_server, client):
 
 
 @in_event_loop
+def test_close_without_persist_keeps_the_shared_queue(redis_server, client, caplog):
+    _, other = open_scheduler(redis_server, DEDUP_WORKER_ID="other")
+    other.enqueue_request(Request("http://example.com/for-other-workers"))
+    _, closing = open_scheduler(redis_server, SCHEDULER_PERSIST=False)
+    closing.enqueue_request(Request("http://example.com/mine"))
+    closing.next_request()
+
+    closing.close("finished")
+
+    assert client.zcard(QUEUE) == 2  # the other worker's request and the one put back
+    assert "Not emptying the shared queue" in caplog.text
+    other.close("finished")
+
+
+@in_event_loop
 def test_flush_on_start_forgets_the_leases_of_the_last_crawl(redis_server, client):
     _, killed = open_scheduler(redis_server, DEDUP_WORKER_ID="killed", DEDUP_LEASE_TTL=1)
     killed.enqueue_request(Request("http://example.com/a"))
