@@ -112,6 +112,13 @@ def url_backend_from_settings(settings: BaseSettings) -> str:
     return str(backend)
 
 
+def snapshot_every_from_settings(settings: BaseSettings) -> int:
+    every = settings.getint("DEDUP_SNAPSHOT_EVERY", defaults.DEDUP_SNAPSHOT_EVERY)
+    if every < 1:
+        raise ValueError(f"DEDUP_SNAPSHOT_EVERY={every!r} must be a positive number of new entries")
+    return every
+
+
 def generations_from_settings(settings: BaseSettings) -> Generations | None:
     """The time slices of ``DEDUP_URL_TTL``, or ``None`` when URLs are kept forever."""
     ttl = settings.getfloat("DEDUP_URL_TTL", defaults.DEDUP_URL_TTL)
@@ -168,18 +175,20 @@ def redis_seen_store(
 
 
 def _local_queue_frontier(settings: BaseSettings, signature: dict[str, Any]) -> Frontier | None:
-    """The crash-safe frontier of a worker that shares only the seen store.
+    """The crash-safe frontier in the state dir, for a crawl whose queue is its own.
 
-    With Scrapy's own scheduler each worker crawls the requests it schedules,
-    so its state dir can record them, as for a local store. With a shared
-    queue (scrapy-redis's scheduler) another worker may crawl them: the local
-    record would bring them back twice; ``crawler.schedulers.LeasingScheduler``
-    keeps that queue safe instead.
+    With Scrapy's own scheduler a crawl (or each worker sharing a Redis seen
+    store) crawls the requests it schedules, so its state dir can record them.
+    With a shared queue (scrapy-redis's scheduler) another worker may crawl
+    them: the local record would bring them back twice;
+    ``crawler.schedulers.LeasingScheduler`` keeps that queue safe instead.
     """
     state_dir = state_dir_from_settings(settings)
     if state_dir is None or not settings.getbool("DEDUP_URL_RESUME", defaults.DEDUP_URL_RESUME):
         return None
-    if not issubclass(load_object(settings["SCHEDULER"]), ScrapyScheduler):
+    # not issubclass(): Scrapy's scheduler classes accept any class with the
+    # scheduler methods as a subclass, scrapy-redis's included
+    if ScrapyScheduler not in load_object(settings["SCHEDULER"]).__mro__:
         return None
     return Frontier(state_dir, signature)
 
@@ -309,12 +318,9 @@ class URLDupeFilter(BaseDupeFilter):
                 new_set,
                 state_dir,
                 signature,
-                snapshot_every=settings.getint(
-                    "DEDUP_SNAPSHOT_EVERY", defaults.DEDUP_SNAPSHOT_EVERY
-                ),
+                snapshot_every=snapshot_every_from_settings(settings),
             )
-            if settings.getbool("DEDUP_URL_RESUME", defaults.DEDUP_URL_RESUME):
-                frontier = Frontier(state_dir, signature)
+            frontier = _local_queue_frontier(settings, signature)
         else:
             logger.info(
                 "URL dedup (%(backend)s) keeps its state in memory only: set "
@@ -341,10 +347,10 @@ class URLDupeFilter(BaseDupeFilter):
         if self._opened:
             return
         self._opened = True
+        # scrapy-redis's scheduler never calls close()
+        self.crawler.signals.connect(self._spider_closed, signal=scrapy_signals.spider_closed)
         if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
             self.seen.open(url_signature(self.canonicalize.rules, self.seen))
-            # scrapy-redis's scheduler never calls close()
-            self.crawler.signals.connect(self._spider_closed, signal=scrapy_signals.spider_closed)
             logger.info(
                 "URL dedup shares its seen store in Redis at %(url)s, key %(key)s: "
                 "%(entries)d URLs seen by all workers",
@@ -394,17 +400,27 @@ class URLDupeFilter(BaseDupeFilter):
         if not self._ready or self._closed:
             return  # open() failed: leave the state directory as it was
         self._closed = True
-        self._update_store_stats()
-        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
-            self.seen.close()
-        if isinstance(self.seen, JournaledSeenStore):
-            self.seen.close()
         if self.frontier is not None:
             self.frontier.close(
                 crawl_finished=reason == "finished",
                 queue_persisted=bool(job_dir(self.crawler.settings)),
             )
-        logger.info("%(summary)s", {"summary": self.summary()})
+        if isinstance(self.seen, JournaledSeenStore):
+            self._update_store_stats()
+            self.seen.close()
+            logger.info("%(summary)s", {"summary": self.summary()})
+            return
+        try:
+            self._update_store_stats()
+            if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+                self.seen.close()
+            summary = self.summary()
+        except RedisUnavailable as exc:
+            summary = (
+                f"URL dedup: {self.filtered} requests filtered, {self.new_urls} new URLs; "
+                f"the shared store's figures are unknown ({exc})"
+            )
+        logger.info("%(summary)s", {"summary": summary})
 
     def clear(self) -> None:
         """Called by scrapy-redis's scheduler to flush: at start with
@@ -463,10 +479,20 @@ class URLDupeFilter(BaseDupeFilter):
         scheduled first, so that a kill never leaves a seen key unscheduled."""
         if isinstance(self.seen, JournaledSeenStore):
             return self.seen.add(key, lambda: self._record_scheduled(key, request))
-        if self.seen.add(key):
+        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+            connection = self.seen.connection
+            retried_before = connection.retried
+            added = self.seen.add(key)
+            if not added and connection.retried != retried_before:
+                # the attempt that failed may have recorded the key itself: crawling
+                # the page twice is better than never
+                self.stats.inc_value("dedup/redis/retried_let_through")
+                added = True
+        else:
+            added = self.seen.add(key)
+        if added:
             self._record_scheduled(key, request)
-            return True
-        return False
+        return added
 
     def _let_through_without_redis(self, request: Request, error: RedisUnavailable | None) -> bool:
         """Apply ``DEDUP_REDIS_ON_ERROR`` once Redis stays away after the retries:
@@ -602,6 +628,9 @@ class URLDupeFilter(BaseDupeFilter):
     def _update_store_stats(self) -> None:
         self.stats.set_value("dedup/url/new", self.new_urls)
         self._publish_filter_reasons()
+        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+            self.stats.set_value("dedup/redis/retries", self.seen.connection.retried)
+            self.stats.set_value("dedup/redis/failures", self.seen.connection.failures)
         store_stats = self.seen.stats()
         for name, value in store_stats.items():
             self.stats.set_value(f"dedup/{self.seen_kind}/{name}", value)

@@ -464,3 +464,29 @@ def test_ttl_change_refuses_the_state_dir(tmp_path):
 def test_bad_ttl_settings_name_the_setting(settings, message):
     with pytest.raises(ValueError, match=message):
         make_dupefilter(settings)
+
+
+def test_snapshot_interval_must_be_positive(tmp_path):
+    with pytest.raises(ValueError, match="DEDUP_SNAPSHOT_EVERY=0"):
+        make_dupefilter({"DEDUP_STATE_DIR": tmp_path, "DEDUP_SNAPSHOT_EVERY": 0})
+
+
+def test_no_local_frontier_under_a_shared_queue(tmp_path):
+    """Under scrapy-redis's scheduler another worker may crawl what this one
+    scheduled: a local frontier would bring those requests back twice."""
+    shared = make_dupefilter(
+        {"DEDUP_STATE_DIR": tmp_path, "SCHEDULER": "scrapy_redis.scheduler.Scheduler"}
+    )
+    assert shared.frontier is None
+    assert make_dupefilter({"DEDUP_STATE_DIR": tmp_path}).frontier is not None
+
+
+def test_spider_closed_closes_a_dupefilter_whose_scheduler_never_does(tmp_path):
+    dupefilter = make_dupefilter({"DEDUP_STATE_DIR": tmp_path})
+    dupefilter.open()
+    dupefilter.request_seen(Request("http://a.test/"))
+    dupefilter.crawler.signals.send_catch_log(
+        signal=scrapy_signals.spider_closed, spider=dupefilter.crawler.spider, reason="finished"
+    )
+    assert (tmp_path / "seen-urls.snapshot").exists()
+    assert dupefilter.stats.get_value("dedup/url/new") == 1

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
+import redis
 from scrapy import Request, Spider
 from scrapy import signals as scrapy_signals
 from scrapy.utils.misc import build_from_crawler
@@ -183,3 +186,42 @@ def test_ttl_must_agree_across_workers(redis_server, backend):
 def test_a_key_template_with_stray_braces_names_the_setting(redis_server, backend):
     with pytest.raises(ValueError, match=r"DEDUP_REDIS_KEY='odd\{\}:%\(spider\)s'"):
         worker(redis_server, backend, DEDUP_REDIS_KEY="odd{}:%(spider)s")
+
+
+def test_an_add_retried_after_a_lost_reply_lets_the_request_through(redis_server):
+    """A timeout after the server applied SADD makes the retry answer "seen": the
+    request must not be filtered on that answer (a page never crawled)."""
+    dupefilter = worker(redis_server, "redis")
+    dupefilter.open()
+    client = dupefilter.seen.connection.client
+    dupefilter.seen.connection.backoff = 0.01
+    real_sadd = client.sadd
+    calls = []
+
+    def sadd_reply_lost_once(*args):
+        result = real_sadd(*args)
+        calls.append(result)
+        if len(calls) == 1:
+            raise redis.ConnectionError("reply lost")
+        return result
+
+    client.sadd = sadd_reply_lost_once
+    assert not dupefilter.request_seen(Request("http://a.test/once"))
+    assert calls == [1, 0]  # applied, then "seen" on the retry
+    assert dupefilter.stats.get_value("dedup/redis/retried_let_through") == 1
+    assert dupefilter.request_seen(Request("http://a.test/once"))  # later repeats: filtered
+    dupefilter.close("finished")
+    assert dupefilter.stats.get_value("dedup/redis/retries") == 1
+
+
+def test_close_with_redis_gone_logs_what_it_knows(redis_server_factory, caplog):
+    caplog.set_level(logging.INFO)
+    server = redis_server_factory()
+    dupefilter = worker(server, "redis-bloom", DEDUP_REDIS_ON_ERROR="allow")
+    dupefilter.open()
+    dupefilter.request_seen(Request("http://a.test/1"))
+    dupefilter.seen.connection.retries = 1
+    dupefilter.seen.connection.backoff = 0.01
+    server.stop()
+    dupefilter.close("finished")
+    assert "the shared store's figures are unknown" in caplog.text
