@@ -89,7 +89,11 @@ def state_dir_from_settings(settings: BaseSettings) -> Path | None:
     return Path(state_dir) if state_dir else None
 
 
-def _bloom_sizing(settings: BaseSettings) -> tuple[int, float]:
+def _bloom_sizing(
+    settings: BaseSettings, generations: Generations | None = None
+) -> tuple[int, float]:
+    """Capacity and error rate of one Bloom filter. With a TTL a look-up consults
+    every live slice's filter, so each gets its share of DEDUP_URL_ERROR_RATE."""
     capacity = settings.getint("DEDUP_URL_CAPACITY", defaults.DEDUP_URL_CAPACITY)
     if capacity < 1:
         raise ValueError(f"DEDUP_URL_CAPACITY={capacity!r} must be a positive number of URLs")
@@ -98,6 +102,8 @@ def _bloom_sizing(settings: BaseSettings) -> tuple[int, float]:
         raise ValueError(
             f"DEDUP_URL_ERROR_RATE={error_rate!r} must be a probability between 0 and 1, e.g. 0.001"
         )
+    if generations is not None:
+        error_rate /= len(generations.live())
     return capacity, error_rate
 
 
@@ -136,13 +142,13 @@ def generations_from_settings(settings: BaseSettings) -> Generations | None:
 
 def seen_set_factory(settings: BaseSettings, backend: str) -> Callable[[], SeenSet]:
     """A callable that makes an empty local seen set of *backend*, sized by the settings."""
+    generations = generations_from_settings(settings)
     new_set: Callable[[], SeenSet]
     if backend == "memory":
         new_set = MemorySeenSet
     else:
-        capacity, error_rate = _bloom_sizing(settings)
+        capacity, error_rate = _bloom_sizing(settings, generations)
         new_set = partial(BloomSeenSet, capacity, error_rate)
-    generations = generations_from_settings(settings)
     if generations is None:
         return new_set
     return partial(GenerationalSeenSet, new_set, generations)
@@ -165,7 +171,7 @@ def redis_seen_store(
             f"{key_setting}={key!r} is not a key template; %(spider)s is the only field"
         ) from exc
     generations = generations_from_settings(settings)
-    capacity, error_rate = _bloom_sizing(settings)
+    capacity, error_rate = _bloom_sizing(settings, generations)
     try:
         if backend == "redis":
             return RedisSetSeenStore(connection, base, generations=generations)
