@@ -29,10 +29,11 @@ if TYPE_CHECKING:
 #: Outside HttpErrorMiddleware (50) and inside nothing that drops output:
 #: the middleware must see each callback's whole output and final failures.
 FRONTIER_MIDDLEWARE_ORDER = 25
-#: Early, so that pipelines storing items never see the duplicates; the cheap
-#: business-key check first.
-ITEM_KEY_PIPELINE_ORDER = 90
+#: Early, so that pipelines storing items never see the duplicates.
 CONTENT_PIPELINE_ORDER = 100
+#: After the content pipeline: a key is recorded only for an item that got
+#: past it (put project pipelines that drop items before 110 too).
+ITEM_KEY_PIPELINE_ORDER = 110
 #: Where Scrapy's own LogStats is.
 LOG_STATS_EXTENSION_ORDER = 0
 

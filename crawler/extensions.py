@@ -26,6 +26,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+LINE = (
+    "Dedup: filtered %(filtered)d of %(seen)d requests (%(share).1f%%, at "
+    "%(request_rate)d requests/min); %(verb)s %(exact)d exact and %(near)d near "
+    "duplicate items (at %(item_rate)d items/min)"
+)
+LINE_WITH_ITEM_KEYS = LINE.replace(
+    " (at %(item_rate)d", ", dropped %(by_key)d items whose key was seen (at %(item_rate)d"
+)
+
+
 class DedupLogStats:
     """Log one INFO line every ``DEDUP_LOG_INTERVAL`` seconds (``None``: every
     ``LOGSTATS_INTERVAL``; ``0``: never), from the crawl's stats::
@@ -37,7 +47,8 @@ class DedupLogStats:
       scheduled ones (``scheduler/enqueued``); rates are per minute over the
       last interval, counts since the start;
     * items are counted by ``dedup/content/exact`` and ``dedup/content/near``
-      ("marked" instead of "dropped" with ``DEDUP_CONTENT_ACTION = "mark"``).
+      ("marked" instead of "dropped" with ``DEDUP_CONTENT_ACTION = "mark"``),
+      and ``dedup/item/dropped`` (``DEDUP_ITEM_KEY_FIELDS``) when there are any.
 
     The full summary comes once at close, from the dupefilter and the pipeline.
     """
@@ -88,10 +99,11 @@ class DedupLogStats:
         seen = filtered + enqueued
         exact = stats.get_value("dedup/content/exact", 0)
         near = stats.get_value("dedup/content/near", 0)
+        by_key = stats.get_value("dedup/item/dropped", 0)
+        duplicates = exact + near + by_key
+        message = LINE_WITH_ITEM_KEYS if by_key else LINE
         logger.info(
-            "Dedup: filtered %(filtered)d of %(seen)d requests (%(share).1f%%, at "
-            "%(request_rate)d requests/min); %(verb)s %(exact)d exact and %(near)d near "
-            "duplicate items (at %(item_rate)d items/min)",
+            message,
             {
                 "filtered": filtered,
                 "seen": seen,
@@ -100,12 +112,13 @@ class DedupLogStats:
                 "verb": self.verb,
                 "exact": exact,
                 "near": near,
-                "item_rate": (exact + near - self.duplicates_before) * self.multiplier,
+                "by_key": by_key,
+                "item_rate": (duplicates - self.duplicates_before) * self.multiplier,
             },
             extra={"spider": spider},
         )
         self.filtered_before = filtered
-        self.duplicates_before = exact + near
+        self.duplicates_before = duplicates
 
 
 def _seconds(value: object) -> float:

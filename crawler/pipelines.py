@@ -5,8 +5,8 @@ text was seen before; ``ItemKeyPipeline`` drops items whose business key
 Enable them with the add-on, or by hand::
 
     ITEM_PIPELINES = {
-        "crawler.pipelines.ItemKeyPipeline": 90,
         "crawler.pipelines.NearDuplicatePipeline": 100,
+        "crawler.pipelines.ItemKeyPipeline": 110,
     }
 """
 
@@ -30,6 +30,7 @@ from twisted.internet.threads import deferToThread
 from crawler import defaults
 from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, AuditLog
 from crawler.dupefilters import (
+    FILL_WARNING_RATIO,
     REDIS_BACKENDS,
     redis_seen_store,
     seen_set_factory,
@@ -382,10 +383,42 @@ class ItemKeyPipeline:
         )
 
     def close_spider(self) -> None:
-        if isinstance(self.seen, (JournaledSeenStore, RedisSetSeenStore, RedisBloomSeenStore)):
-            self.seen.close()
         if self._audit is not None:
             self._audit.close()
+        try:
+            store_stats = self.seen.stats()
+            if isinstance(self.seen, (JournaledSeenStore, RedisSetSeenStore, RedisBloomSeenStore)):
+                self.seen.close()
+        except RedisUnavailable as exc:
+            logger.info("%(summary)s", {"summary": f"{self.summary()}; store unknown ({exc})"})
+            return
+        for name, value in store_stats.items():
+            self.stats.set_value(f"dedup/item/store/{name}", value)
+        if store_stats.get("fill_ratio", 0.0) >= FILL_WARNING_RATIO:
+            logger.warning(
+                "The item-key Bloom filter holds %(entries)d keys, %(percent).0f%% of "
+                "DEDUP_URL_CAPACITY: raise DEDUP_URL_CAPACITY for the next crawl (a false "
+                "positive drops a unique item)",
+                {"entries": store_stats["entries"], "percent": store_stats["fill_ratio"] * 100},
+            )
+        logger.info("%(summary)s", {"summary": self.summary(store_stats)})
+
+    def summary(self, store_stats: dict[str, float] | None = None) -> str:
+        """One line for people: what was dropped, and how full the key store is."""
+        get = self.stats.get_value
+        line = (
+            f"Item dedup on {', '.join(self.fields)}: {get('dedup/item/dropped', 0)} items "
+            f"dropped for a key seen before, {get('dedup/item/unique', 0)} unique, "
+            f"{get('dedup/item/missing_key', 0)} without a key"
+        )
+        if store_stats is not None:
+            line += f"; the store holds {store_stats['entries']} keys"
+            if "fill_ratio" in store_stats:
+                line += (
+                    f", {store_stats['fill_ratio']:.1%} of capacity, estimated "
+                    f"false-positive rate {store_stats['false_positive_rate']:.2g}"
+                )
+        return line
 
     def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)

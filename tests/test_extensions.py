@@ -50,6 +50,18 @@ def test_line_reports_counts_share_and_rates_of_the_last_interval(caplog):
     ]
 
 
+def test_line_counts_items_dropped_for_their_key(caplog):
+    extension = make_extension({"LOGSTATS_INTERVAL": 60.0})
+    extension.stats.set_value("dedup/content/near", 1)
+    extension.stats.set_value("dedup/item/dropped", 4)
+    with caplog.at_level(logging.INFO, logger="crawler.extensions"):
+        extension.log()
+    assert caplog.records[0].getMessage() == (
+        "Dedup: filtered 0 of 0 requests (0.0%, at 0 requests/min); dropped 0 exact and "
+        "1 near duplicate items, dropped 4 items whose key was seen (at 5 items/min)"
+    )
+
+
 def test_line_before_any_request_and_with_mark(caplog):
     extension = make_extension({"DEDUP_LOG_INTERVAL": 60, "DEDUP_CONTENT_ACTION": "mark"})
     with caplog.at_level(logging.INFO, logger="crawler.extensions"):

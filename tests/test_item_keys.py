@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections import Counter
 
@@ -186,3 +187,19 @@ def test_crawl_keeps_one_item_per_headline(demo_site_server, tmp_path):
     assert sorted(item["headline"] for item in kept) == sorted(headlines)
     dropped = int(re.search(r"'dedup/item/dropped': (\d+)", log).group(1))
     assert dropped == len(everything) - len(headlines)
+
+
+def test_close_publishes_the_store_figures_and_a_summary(caplog):
+    caplog.set_level(logging.INFO)
+    shop = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"])
+    for sku in ("1", "2", "1"):
+        outcome(shop, {"sku": sku})
+    outcome(shop, {"name": "no sku"})
+    shop.close_spider()
+    stats = shop.crawler.stats
+    assert stats.get_value("dedup/item/store/entries") == 2
+    assert stats.get_value("dedup/item/store/fill_ratio") == pytest.approx(2 / 1000)
+    assert (
+        "Item dedup on sku: 1 items dropped for a key seen before, 2 unique, 1 without a key; "
+        "the store holds 2 keys, 0.2% of capacity" in caplog.text
+    )
