@@ -32,6 +32,7 @@ from crawler import signals as dedup_signals
 from crawler.audit import URL_LEVEL, AuditLog
 from crawler.frontier import Frontier
 from crawler.generations import Generations
+from crawler.middlewares import META_UNCHECKED
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.request_keys import KEY_VERSION, request_key
 from crawler.stores.bloom import BloomSeenSet
@@ -514,6 +515,7 @@ class URLDupeFilter(BaseDupeFilter):
                 )
             return True
         self.stats.inc_value("dedup/redis/stopped_unchecked")
+        request.meta[META_UNCHECKED] = True
         if not self._closing_for_redis:
             self._closing_for_redis = True
             logger.error(

@@ -10,6 +10,10 @@ middleware (the add-on enables it as both). It sends
   requests not yet scheduled); or
 * its download failed for good, or a downloader middleware dropped it.
 
+A request with a child the dupefilter could neither check nor schedule
+(Redis away under ``DEDUP_REDIS_ON_ERROR = "stop"``) is never reported
+finished, so it is crawled again and finds that child again.
+
 Requests not finished when a crawl is killed are scheduled again at the next
 start, so a request is never reported finished before its children are safe.
 """
@@ -33,15 +37,21 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 
+#: Request meta flag the dupefilter sets on a request it could not check
+#: (Redis away, ``DEDUP_REDIS_ON_ERROR = "stop"``) and did not schedule.
+META_UNCHECKED = "dedup_unchecked"
+
+
 class _Parent:
     """A request whose callback output is being consumed."""
 
-    __slots__ = ("output_consumed", "request", "unscheduled_children")
+    __slots__ = ("child_held_back", "output_consumed", "request", "unscheduled_children")
 
     def __init__(self, request: Request) -> None:
         self.request = request
         self.unscheduled_children = 0
         self.output_consumed = False
+        self.child_held_back = False
 
 
 class FrontierMiddleware:
@@ -65,17 +75,29 @@ class FrontierMiddleware:
     def _output_consumed(self, parent: _Parent) -> None:
         parent.output_consumed = True
         if not parent.unscheduled_children:
-            self._finished(parent.request)
+            self._finish_parent(parent)
 
     def _child_scheduled(self, request: Request) -> None:
         parent = self._parent_of.pop(request, None)
         if parent is None:
             return
+        # request_scheduled is sent just before the scheduler records the child;
+        # look at it once that synchronous call is over.
+        call_later(0, self._child_settled, parent, request)
+
+    def _child_settled(self, parent: _Parent, child: Request) -> None:
         parent.unscheduled_children -= 1
+        if child.meta.get(META_UNCHECKED):
+            parent.child_held_back = True
         if parent.output_consumed and not parent.unscheduled_children:
-            # request_scheduled is sent just before the scheduler records the
-            # child; finish the parent once that synchronous call is over.
-            call_later(0, self._finished, parent.request)
+            self._finish_parent(parent)
+
+    def _finish_parent(self, parent: _Parent) -> None:
+        if parent.child_held_back:
+            # a child was neither recorded nor scheduled (Redis away): left
+            # unfinished, the parent is crawled again and finds it again
+            return
+        self._finished(parent.request)
 
     # Spider middleware
 

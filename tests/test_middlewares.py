@@ -1,0 +1,52 @@
+"""FrontierMiddleware: when a request counts as finished (whole crawls: test_resume)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from scrapy import Request, Spider, signals
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
+
+from crawler import signals as dedup_signals
+from crawler.middlewares import META_UNCHECKED, FrontierMiddleware
+
+
+class NamedSpider(Spider):
+    name = "named"
+
+
+def finished_requests_after(children_meta: list[dict]) -> list[str]:
+    """Run one parent's callback output through the middleware and the scheduler's
+    ``request_scheduled`` signal, children marked with *children_meta*; return the
+    URLs reported finished."""
+
+    async def body() -> list[str]:
+        crawler = get_crawler(NamedSpider)
+        middleware = FrontierMiddleware.from_crawler(crawler)
+        finished: list[str] = []
+
+        def record(request: Request) -> None:
+            finished.append(request.url)
+
+        crawler.signals.connect(record, signal=dedup_signals.request_finished)
+        parent = Request("http://a.test/parent")
+        response = HtmlResponse(parent.url, body=b"<html></html>", request=parent)
+        children = [Request(f"http://a.test/{n}") for n in range(len(children_meta))]
+        for child in middleware.process_spider_output(response, children):
+            crawler.signals.send_catch_log(signals.request_scheduled, request=child, spider=None)
+            child.meta.update(children_meta[children.index(child)])  # the dupefilter's verdict
+        await asyncio.sleep(0.01)
+        return finished
+
+    return asyncio.run(body())
+
+
+def test_a_parent_finishes_once_its_children_are_scheduled():
+    assert finished_requests_after([{}, {}]) == ["http://a.test/parent"]
+
+
+def test_a_parent_with_a_child_held_back_unchecked_stays_unfinished():
+    """Redis away under DEDUP_REDIS_ON_ERROR = "stop": the child was neither recorded
+    nor scheduled; the parent must be crawled again to find it again."""
+    assert finished_requests_after([{}, {META_UNCHECKED: True}]) == []
