@@ -109,7 +109,14 @@ class NearDuplicatePipeline:
         self._audit: AuditLog | None = None
         self.workers = workers
         self._processes: ProcessPoolExecutor | None = None
-        self.counts: dict[str, int] = {"unique": 0, "exact": 0, "near": 0, "no_text": 0}
+        self.counts: dict[str, int] = {
+            "unique": 0,
+            "exact": 0,
+            "near": 0,
+            "no_text": 0,
+            "unchecked": 0,
+        }
+        self._redis_warned = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -198,7 +205,20 @@ class NearDuplicatePipeline:
         if not self.keep_html and self.html_field in adapter:
             del adapter[self.html_field]
         started = time.perf_counter()
-        status, decision = await _in_thread(self._decide, url, text, html, self._encoding(adapter))
+        try:
+            status, decision = await _in_thread(
+                self._decide, url, text, html, self._encoding(adapter)
+            )
+        except RedisUnavailable as exc:
+            self._count("unchecked")
+            if not self._redis_warned:
+                self._redis_warned = True
+                logger.warning(
+                    "Content dedup: %(error)s; items are kept unchecked meanwhile, counted "
+                    "in dedup/content/unchecked",
+                    {"error": exc},
+                )
+            return item
         self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
         if status != "ok":
             self.stats.inc_value(f"dedup/extract/{status}")
@@ -289,6 +309,7 @@ class NearDuplicatePipeline:
             f"Content dedup: {counts['exact'] + counts['near']} items {dropped_or_marked} "
             f"(exact: {counts['exact']}, near: {counts['near']}), {counts['unique']} unique, "
             f"{counts['no_text']} without text"
+            + (f", {counts['unchecked']} unchecked (Redis away)" if counts["unchecked"] else "")
         )
 
 

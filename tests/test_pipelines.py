@@ -187,3 +187,17 @@ def test_redis_backend_is_shared_by_workers(redis_server):
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
         process(worker_b, {"url": "https://b.test/1", "html": page(PARAGRAPHS)})
     assert len(worker_a.detector) == 1
+
+
+def test_redis_away_keeps_items_unchecked(redis_server_factory, caplog):
+    server = redis_server_factory()
+    pipeline = make_pipeline({"DEDUP_CONTENT_BACKEND": "redis", "DEDUP_REDIS_URL": server.url})
+    process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    connection = pipeline.detector.shared_index.connection
+    connection.retries, connection.backoff = 1, 0.01
+    server.stop()
+    item = {"url": "https://a.test/2", "html": page(PARAGRAPHS)}
+    assert process(pipeline, item)["url"] == "https://a.test/2"  # kept, not lost
+    assert pipeline.crawler.stats.get_value("dedup/content/unchecked") == 1
+    assert "items are kept unchecked" in caplog.text
+    assert pipeline.summary().endswith(", 1 unchecked (Redis away)")
