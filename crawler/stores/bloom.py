@@ -24,7 +24,7 @@ TIGHTENING = 0.5
 HASHING = "key-digest-enhanced-double-hashing-v1"
 
 
-def _double_hashing(num_slices: int, bits_per_slice: int) -> Callable[[bytes], list[int]]:
+def double_hashing(num_slices: int, bits_per_slice: int) -> Callable[[bytes], list[int]]:
     """A pybloom-live ``make_hashes`` for keys that are already uniform digests.
 
     Request keys are 16-byte BLAKE2b digests: hashing them again (pybloom-live
@@ -55,7 +55,7 @@ def _new_filter(capacity: int, error_rate: float) -> BloomFilter:
 
 
 def _use_double_hashing(bloom: BloomFilter) -> None:
-    bloom.make_hashes = _double_hashing(bloom.num_slices, bloom.bits_per_slice)
+    bloom.make_hashes = double_hashing(bloom.num_slices, bloom.bits_per_slice)
 
 
 def _filter_false_positive_rate(bloom: BloomFilter) -> float:

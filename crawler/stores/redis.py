@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from crawler.stores.bloom import HASHING, TIGHTENING, _double_hashing
+from crawler.stores.bloom import HASHING, TIGHTENING, double_hashing
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -78,11 +78,10 @@ end
 #: shards. ARGV: the key digest's two halves reduced modulo the slice size,
 #: slices, slice size, shard size, shards, size of the last shard, seconds
 #: to keep a new generation (0: forever). Bit positions are computed here, as
-#: :func:`~crawler.stores.bloom._double_hashing` computes them, so a call
-#: carries two numbers instead of a position per slice, and a shard's bits
-#: are read (and set) with one ``BITFIELD``. Returns 1 for a new key (its bits
-#: set in the newest generation, created at full size on its first key), 0
-#: for a seen one.
+#: :func:`~crawler.stores.bloom.double_hashing` computes them, so a call
+#: carries two numbers instead of a position per slice. Returns 1 for a new
+#: key (its bits set in the newest generation, created at full size on its
+#: first key), 0 for a seen one.
 _BLOOM_ADD = (
     _BLOOM_POSITIONS
     + """
@@ -330,7 +329,7 @@ class RedisBloomSeenStore:
         self.count_key = f"{self.tag}:count"
         self._untimed_keys = [self.count_key, *self.shard_keys]
         self._shard_names = [name.encode() for name in self.shard_keys]
-        self._positions = _double_hashing(self.num_slices, self.bits_per_slice)
+        self._positions = double_hashing(self.num_slices, self.bits_per_slice)
         self._uncounted = 0
 
     def _keys_of(self, generation: int) -> list[str]:
@@ -445,7 +444,8 @@ class RedisBloomSeenStore:
         ]
 
     def stats(self) -> dict[str, float]:
-        counts = [entries for _, entries in self._counts()] or [0]
+        live = self._counts()
+        counts = [entries for _, entries in live] or [0]
         none_collide = 1.0
         for entries in counts:
             none_collide *= 1.0 - self.false_positive_rate(entries)
@@ -457,7 +457,7 @@ class RedisBloomSeenStore:
             "shards": self.num_shards,
         }
         if self.generations is not None:
-            stats["generations"] = len(self._counts())
+            stats["generations"] = len(live)
         return stats
 
     def params(self) -> dict[str, Any]:
