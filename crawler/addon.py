@@ -51,9 +51,10 @@ class DedupAddon:
                 settings.setdefault_in_component_priority_dict(
                     component_setting, FrontierMiddleware, FRONTIER_MIDDLEWARE_ORDER
                 )
-        settings.setdefault_in_component_priority_dict(
-            "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER
-        )
+        if settings.getlist("DEDUP_ITEM_KEY_FIELDS"):
+            settings.setdefault_in_component_priority_dict(
+                "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER
+            )
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", NearDuplicatePipeline, CONTENT_PIPELINE_ORDER
         )

@@ -31,7 +31,9 @@ def test_addon_enables_both_components_and_all_defaults():
     assert settings.getdict("SPIDER_MIDDLEWARES")[FrontierMiddleware] == 25
     assert settings.getdict("DOWNLOADER_MIDDLEWARES")[FrontierMiddleware] == 25
     assert settings.getdict("ITEM_PIPELINES")[NearDuplicatePipeline] == 100
-    assert settings.getdict("ITEM_PIPELINES")[ItemKeyPipeline] == 110
+    assert ItemKeyPipeline not in settings.getdict("ITEM_PIPELINES")  # no key fields
+    with_keys = applied_settings({"DEDUP_ITEM_KEY_FIELDS": ["sku"]})
+    assert with_keys.getdict("ITEM_PIPELINES")[ItemKeyPipeline] == 110
     assert settings.getdict("EXTENSIONS")[DedupLogStats] == 0
     names = [name for name in dir(defaults) if name.startswith("DEDUP_")]
     assert names
