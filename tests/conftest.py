@@ -154,17 +154,47 @@ def demo_site_process_factory() -> Iterator[Callable[..., DemoSiteProcess]]:
 
 
 class RedisServerProcess:
-    """``redis-server`` on a free 127.0.0.1 port, no persistence unless asked."""
+    """``redis-server`` on a free 127.0.0.1 port, no persistence unless asked.
 
-    def __init__(self, directory: Path, *, appendonly: bool = False) -> None:
+    With *password*, clients must authenticate; with *tls*, :attr:`url` is a
+    ``rediss://`` URL to a TLS port whose self-signed certificate is
+    :attr:`ca_file` (the plain port stays, for the readiness check).
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        appendonly: bool = False,
+        password: str | None = None,
+        tls: bool = False,
+    ) -> None:
         self.directory = directory
         self.appendonly = appendonly
+        self.password = password
         self.port = _free_port()
+        self.tls_port = _free_port() if tls else None
+        self.ca_file = directory / "redis-cert.pem"
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        userinfo = f":{self.password}@" if self.password else ""
+        if self.tls_port is not None:
+            return f"rediss://{userinfo}127.0.0.1:{self.tls_port}/0"
+        return f"redis://{userinfo}127.0.0.1:{self.port}/0"
+
+    def _security_options(self) -> list[str]:
+        options = ["--requirepass", self.password] if self.password else []
+        if self.tls_port is not None:
+            key_file = self.directory / "redis-key.pem"
+            _write_self_signed_certificate(self.ca_file, key_file)
+            options += [
+                *("--tls-port", str(self.tls_port)),
+                *("--tls-cert-file", str(self.ca_file), "--tls-key-file", str(key_file)),
+                *("--tls-ca-cert-file", str(self.ca_file), "--tls-auth-clients", "no"),
+            ]
+        return options
 
     def start(self) -> None:
         command = [
@@ -181,6 +211,7 @@ class RedisServerProcess:
             "yes" if self.appendonly else "no",
             "--appendfsync",
             "always",
+            *self._security_options(),
         ]
         self.process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -190,7 +221,7 @@ class RedisServerProcess:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
                     conn.sendall(b"PING\r\n")
-                    if conn.recv(16).startswith(b"+PONG"):
+                    if conn.recv(16).startswith((b"+PONG", b"-NOAUTH")):
                         return
             except OSError:
                 pass
@@ -210,6 +241,44 @@ class RedisServerProcess:
             self.process.kill()
             self.process.wait(timeout=10)
             self.process = None
+
+
+def _write_self_signed_certificate(certificate_file: Path, key_file: Path) -> None:
+    """A certificate for 127.0.0.1, valid for a day, that is its own authority."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    certificate_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
 
 
 def _free_port() -> int:
