@@ -62,6 +62,10 @@ DEDUP_MAX_PAGE_BYTES = 5_000_000
 #: Below this many normalized characters, only exact duplicates are dropped.
 DEDUP_MIN_TEXT_CHARS = 50
 
+#: The Redis of the shared backends is a Redis Cluster (redis-py's cluster client):
+#: every store keeps its keys in one hash slot.
+DEDUP_REDIS_CLUSTER = False
+
 #: Redis key prefix of the shared content index (``%(spider)s``: the spider's name).
 DEDUP_REDIS_CONTENT_KEY = "%(spider)s:content"
 

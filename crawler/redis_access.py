@@ -62,8 +62,13 @@ def redis_params_from_settings(settings: Any) -> dict[str, Any]:
 
 
 def connection_from_settings(settings: Any) -> RedisConnection:
-    """A :class:`RedisConnection` to the server the settings name (not opened)."""
-    return RedisConnection(redis_url_from_settings(settings), redis_params_from_settings(settings))
+    """A :class:`RedisConnection` to the server (or, with ``DEDUP_REDIS_CLUSTER``,
+    the Redis Cluster) the settings name (not opened)."""
+    return RedisConnection(
+        redis_url_from_settings(settings),
+        redis_params_from_settings(settings),
+        cluster=settings.getbool("DEDUP_REDIS_CLUSTER", False),
+    )
 
 
 def redact(url: str) -> str:
@@ -100,9 +105,11 @@ class RedisConnection:
         *,
         retries: int = 3,
         backoff: float = 0.2,
+        cluster: bool = False,
     ) -> None:
         self.url = url
         self.params = dict(params or {})
+        self.cluster = cluster
         self.retries = retries
         self.backoff = backoff
         self.retried = 0
@@ -112,11 +119,21 @@ class RedisConnection:
 
     @property
     def client(self) -> redis.Redis:
-        if self._client is None:
+        client = self._client
+        if client is None:
             import redis  # the heavy import only when Redis is used
 
-            self._client = redis.Redis.from_url(self.url, **self.params)
-        return self._client
+            if self.cluster:
+                from redis.cluster import RedisCluster
+
+                # a cluster client routes each command (and script) by its keys'
+                # slot; every store keeps its keys in one slot (one hash tag)
+                cluster_client: Any = RedisCluster.from_url(self.url, **self.params)
+                client = cluster_client
+            else:
+                client = redis.Redis.from_url(self.url, **self.params)
+            self._client = client
+        return client
 
     def open(self) -> None:
         import redis
@@ -166,6 +183,8 @@ class RedisConnection:
         subcommands costs several times the loopback round trip. Run it
         through :meth:`call` to get the retries.
         """
+        if self.cluster:
+            raise TypeError("a packed command cannot be routed to a cluster node")
         pool = self.client.connection_pool
         connection = pool.get_connection()
         try:

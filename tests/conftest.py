@@ -168,10 +168,12 @@ class RedisServerProcess:
         appendonly: bool = False,
         password: str | None = None,
         tls: bool = False,
+        cluster: bool = False,
     ) -> None:
         self.directory = directory
         self.appendonly = appendonly
         self.password = password
+        self.cluster = cluster
         self.port = _free_port()
         self.tls_port = _free_port() if tls else None
         self.ca_file = directory / "redis-cert.pem"
@@ -184,8 +186,11 @@ class RedisServerProcess:
             return f"rediss://{userinfo}127.0.0.1:{self.tls_port}/0"
         return f"redis://{userinfo}127.0.0.1:{self.port}/0"
 
-    def _security_options(self) -> list[str]:
+    def _options(self) -> list[str]:
         options = ["--requirepass", self.password] if self.password else []
+        if self.cluster:
+            options += ["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"]
+            options += ["--cluster-port", str(_free_port())]  # the bus, not port + 10000
         if self.tls_port is not None:
             key_file = self.directory / "redis-key.pem"
             _write_self_signed_certificate(self.ca_file, key_file)
@@ -211,7 +216,7 @@ class RedisServerProcess:
             "yes" if self.appendonly else "no",
             "--appendfsync",
             "always",
-            *self._security_options(),
+            *self._options(),
         ]
         self.process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -324,6 +329,38 @@ def redis_server_factory(tmp_path: Path) -> Iterator[Callable[..., RedisServerPr
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def redis_cluster(redis_server_factory: Callable[..., RedisServerProcess]) -> str:
+    """A Redis Cluster of three primaries on 127.0.0.1 (``redis-cli --cluster create``);
+    returns the URL of one of them."""
+    nodes = [redis_server_factory(cluster=True) for _ in range(3)]
+    subprocess.run(
+        [
+            "redis-cli",
+            "--cluster",
+            "create",
+            *(f"127.0.0.1:{node.port}" for node in nodes),
+            "--cluster-replicas",
+            "0",
+            "--cluster-yes",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    import redis
+
+    deadline = time.monotonic() + READY_TIMEOUT
+    for node in nodes:
+        client = redis.Redis(port=node.port)
+        while client.cluster("info").get("cluster_state") != "ok":
+            if time.monotonic() > deadline:
+                raise RuntimeError("the Redis Cluster did not become ready")
+            time.sleep(0.1)
+        client.close()
+    return nodes[0].url
 
 
 # -- real crawls ------------------------------------------------------------------------------

@@ -148,6 +148,10 @@ def bitfield_set_command(key: bytes, offsets: Sequence[int]) -> bytes:
     return head + b"".join(_SET_ONE_BIT % (len(str(offset)), offset) for offset in offsets)
 
 
+def _bitfield_set_arguments(offsets: Sequence[int]) -> list[Any]:
+    return [part for offset in offsets for part in ("SET", "u1", offset, 1)]
+
+
 def hash_tag(base: str) -> str:
     """*base* as a Redis Cluster hash tag: keys ``<tag>:<suffix>`` share *base*'s slot.
 
@@ -366,34 +370,43 @@ class RedisBloomSeenStore:
             self.connection.call(script, keys=self.shard_keys, args=sizes)
 
     def add(self, key: bytes) -> bool:
-        if self.generations is not None:
+        offsets = self._offsets_by_shard(key)
+        if self.generations is not None or (self.connection.cluster and len(offsets) > 1):
+            # looks in every slice, or sets bits in several shards of a cluster
+            # (no MULTI there): one Lua call, which counts the key itself
             script = self.connection.script(_BLOOM_ADD)
             return bool(self.connection.call(script, keys=self._live_keys(), args=self._args(key)))
-        if not self._set_bits(key):
+        if not self._set_bits(offsets):
             return False
         self._uncounted += 1
         if self._uncounted >= COUNT_BATCH:
             self._flush_count()
         return True
 
-    def _set_bits(self, key: bytes) -> bool:
-        """Set *key*'s bits in the untimed filter; ``True`` when one was unset."""
+    def _offsets_by_shard(self, key: bytes) -> dict[int, list[int]]:
         offsets: dict[int, list[int]] = {}
         bits_per_slice, shard_bits = self.bits_per_slice, self.shard_bits
         for slice_number, position in enumerate(self._positions(key)):
             shard, offset = divmod(slice_number * bits_per_slice + position, shard_bits)
             offsets.setdefault(shard, []).append(offset)
+        return offsets
+
+    def _set_bits(self, offsets: dict[int, list[int]]) -> bool:
+        """Set the bits at *offsets* of the untimed filter; ``True`` when one was unset."""
         connection = self.connection
         if len(offsets) == 1:
             ((shard, shard_offsets),) = offsets.items()
-            command = bitfield_set_command(self._shard_names[shard], shard_offsets)
-            return 0 in connection.call(connection.execute_packed, command)
+            if connection.cluster:
+                command = connection.client.execute_command
+                arguments = _bitfield_set_arguments(shard_offsets)
+                return 0 in connection.call(command, "BITFIELD", self.shard_keys[shard], *arguments)
+            packed = bitfield_set_command(self._shard_names[shard], shard_offsets)
+            return 0 in connection.call(connection.execute_packed, packed)
 
         def transaction() -> list[list[int]]:
             pipeline = connection.client.pipeline(transaction=True)
             for shard, shard_offsets in offsets.items():
-                subcommands = [("SET", "u1", offset, 1) for offset in shard_offsets]
-                arguments = [part for subcommand in subcommands for part in subcommand]
+                arguments = _bitfield_set_arguments(shard_offsets)
                 pipeline.execute_command("BITFIELD", self.shard_keys[shard], *arguments)
             return pipeline.execute()
 

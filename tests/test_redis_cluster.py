@@ -1,0 +1,109 @@
+"""The shared stores on a real Redis Cluster (three primaries): every store keeps its keys
+in one hash slot, so scripts and BITFIELD calls are routed to one node."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from scrapy import Request, Spider
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from crawler.dupefilters import URLDupeFilter
+from crawler.generations import Generations
+from crawler.index.redis import RedisContentIndex
+from crawler.neardup import NearDuplicateDetector
+from crawler.redis_access import RedisConnection, RedisSignatureMismatch
+from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+
+
+class NamedSpider(Spider):
+    name = "named"
+
+
+def keys(count: int, start: int = 0) -> list[bytes]:
+    return [
+        hashlib.blake2b(str(n).encode(), digest_size=16).digest() for n in range(start, count)
+    ]
+
+
+def cluster_connection(url: str) -> RedisConnection:
+    return RedisConnection(url, cluster=True)
+
+
+STORES = {
+    "set": lambda c, base: RedisSetSeenStore(c, base),
+    "bloom": lambda c, base: RedisBloomSeenStore(c, base, 2000, 0.01),
+    "bloom-sharded": lambda c, base: RedisBloomSeenStore(c, base, 2000, 0.01, shard_bits=4096),
+    "set-ttl": lambda c, base: RedisSetSeenStore(c, base, generations=Generations(3600, 4)),
+    "bloom-ttl": lambda c, base: RedisBloomSeenStore(
+        c, base, 2000, 0.01, generations=Generations(3600, 4)
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(STORES))
+def test_stores_work_across_the_cluster(redis_cluster, kind):
+    # several spiders' stores, spread over the cluster's nodes
+    for spider in ("alpha", "beta", "gamma", "delta"):
+        store = STORES[kind](cluster_connection(redis_cluster), f"{spider}:dupefilter")
+        store.open(store.params())
+        batch = keys(600)
+        assert all(store.add(key) for key in batch[:300])
+        assert not any(store.add(key) for key in batch[:300])
+        other_worker = STORES[kind](cluster_connection(redis_cluster), f"{spider}:dupefilter")
+        other_worker.open(other_worker.params())
+        assert all(key in other_worker for key in batch[:300])
+        assert sum(key in other_worker for key in batch[300:]) < 15  # Bloom false positives
+        store.close()  # adds the count a Bloom store batches
+        assert other_worker.stats()["entries"] >= 295
+    if kind == "bloom-sharded":
+        assert store.num_shards > 1
+    nodes_used = {
+        store.connection.client.keyslot(name)
+        for name in store.connection.client.keys("*", target_nodes="all")
+    }
+    assert len(nodes_used) > 1  # the spiders' stores are in several slots
+
+
+def test_signature_guard_and_clear_on_the_cluster(redis_cluster):
+    store = RedisBloomSeenStore(cluster_connection(redis_cluster), "s:dupefilter", 2000, 0.01)
+    store.open(store.params())
+    store.add(keys(1)[0])
+    other = RedisBloomSeenStore(cluster_connection(redis_cluster), "s:dupefilter", 4000, 0.01)
+    with pytest.raises(RedisSignatureMismatch, match="capacity: 2000 -> 4000"):
+        other.open(other.params())
+    store.clear()
+    assert store.connection.client.keys("*", target_nodes="all") == []
+
+
+def test_dupefilter_and_content_index_with_the_cluster_setting(redis_cluster):
+    crawler = get_crawler(
+        NamedSpider,
+        {
+            "DEDUP_URL_BACKEND": "redis-bloom",
+            "DEDUP_URL_CAPACITY": 1000,
+            "DEDUP_REDIS_CLUSTER": True,
+            "REDIS_URL": redis_cluster,
+        },
+    )
+    crawler.spider = crawler._create_spider()
+    dupefilter = build_from_crawler(URLDupeFilter, crawler)
+    dupefilter.open()
+    assert dupefilter.seen.connection.cluster
+    assert not dupefilter.request_seen(Request("http://a.test/page"))
+    assert dupefilter.request_seen(Request("http://a.test/page/?utm_source=x"))
+
+    text = "A long enough article about the cluster and its three primaries. " * 10
+    first = NearDuplicateDetector(
+        shared_index=RedisContentIndex(cluster_connection(redis_cluster), "named:content")
+    )
+    second = NearDuplicateDetector(
+        shared_index=RedisContentIndex(cluster_connection(redis_cluster), "named:content")
+    )
+    for detector in (first, second):
+        detector.shared_index.open(detector.signature)
+    assert first.check_and_add("https://a.test/1", text) is None
+    match = second.check_and_add("https://b.test/1", text)
+    assert match is not None and match.key == "https://a.test/1"
