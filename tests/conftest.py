@@ -153,6 +153,16 @@ def demo_site_process_factory() -> Iterator[Callable[..., DemoSiteProcess]]:
 # -- a real redis-server ---------------------------------------------------------------------
 
 
+class ManualClock:
+    """A clock a test moves by hand (``clock.now += 60``), for time slices."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 class RedisServerProcess:
     """``redis-server`` on a free 127.0.0.1 port, no persistence unless asked.
 

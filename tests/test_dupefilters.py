@@ -13,6 +13,7 @@ from scrapy.utils.test import get_crawler
 from crawler import signals as dedup_signals
 from crawler.dupefilters import META_KEY, URLDupeFilter, request_to_dict
 from crawler.persistence import StateFileError
+from tests.conftest import ManualClock
 
 BACKENDS = ["bloom", "memory"]
 
@@ -408,14 +409,6 @@ def test_unserializable_request_is_counted_and_still_crawled(tmp_path, caplog):
     assert "Cannot record <GET http://a.test/z> for crash-safe resume" in caplog.text
 
 
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def _generations(dupefilter: URLDupeFilter):
     seen = dupefilter.seen
     return getattr(seen, "seen", seen).generations
@@ -425,7 +418,7 @@ def _generations(dupefilter: URLDupeFilter):
 def test_ttl_lets_a_url_through_again_after_it(backend, tmp_path):
     settings = {"DEDUP_URL_BACKEND": backend, "DEDUP_URL_TTL": 3600, "DEDUP_STATE_DIR": tmp_path}
     dupefilter = make_dupefilter(settings)
-    clock = _generations(dupefilter).clock = Clock(7200.0)
+    clock = _generations(dupefilter).clock = ManualClock(7200.0)
     dupefilter.open()
     assert not dupefilter.request_seen(Request("http://a.test/news"))
     clock.now += 3599

@@ -14,6 +14,7 @@ from scrapy_redis.scheduler import Scheduler as RedisScheduler
 
 from crawler.dupefilters import URLDupeFilter
 from crawler.redis_access import RedisSignatureMismatch
+from tests.conftest import ManualClock
 
 
 class NamedSpider(Spider):
@@ -154,16 +155,8 @@ def test_bad_redis_error_policy_names_the_setting(redis_server):
         worker(redis_server, "redis", DEDUP_REDIS_ON_ERROR="ignore")
 
 
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_ttl_shared_by_workers(redis_server, backend):
-    clock = Clock(36_000.0)
+    clock = ManualClock(36_000.0)
     first = worker(redis_server, backend, DEDUP_URL_TTL=3600)
     second = worker(redis_server, backend, DEDUP_URL_TTL=3600)
     first.seen.generations.clock = second.seen.generations.clock = clock

@@ -13,16 +13,7 @@ from crawler.stores.bloom import BloomSeenSet
 from crawler.stores.generational import GenerationalSeenSet
 from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.memory import MemorySeenSet
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, now: float = 1_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from tests.conftest import ManualClock
 
 
 def key(number: int) -> bytes:
@@ -35,7 +26,7 @@ INNER_SETS = pytest.mark.parametrize(
 
 
 def test_generation_arithmetic():
-    clock = Clock(10_000.0)
+    clock = ManualClock(10_000.0)
     generations = Generations(ttl=3600, count=4, clock=clock)
     assert generations.slice_seconds == 900
     assert generations.current() == 11
@@ -61,7 +52,7 @@ def test_generations_reject_bad_values(ttl, count, message):
     elapsed_share=st.floats(min_value=0, max_value=3, allow_nan=False),
 )
 def test_a_key_is_forgotten_between_ttl_and_one_slice_later(recorded_at, ttl, count, elapsed_share):
-    clock = Clock(recorded_at)
+    clock = ManualClock(recorded_at)
     generations = Generations(ttl, count, clock=clock)
     recorded_in = generations.current()
     clock.now = recorded_at + elapsed_share * ttl
@@ -75,7 +66,7 @@ def test_a_key_is_forgotten_between_ttl_and_one_slice_later(recorded_at, ttl, co
 
 @INNER_SETS
 def test_keys_are_forgotten_after_the_ttl_not_before(new_set):
-    clock = Clock(0.0)
+    clock = ManualClock(0.0)
     seen = GenerationalSeenSet(new_set, Generations(ttl=100, count=4, clock=clock))
     assert seen.add(key(1)) is True
     clock.now = 60
@@ -101,7 +92,7 @@ def _bloom_fields(seen: GenerationalSeenSet) -> dict[str, float]:
 
 
 def test_bloom_generations_report_fill_and_combined_error_rate():
-    clock = Clock(0.0)
+    clock = ManualClock(0.0)
     seen = GenerationalSeenSet(
         lambda: BloomSeenSet(100, 0.01), Generations(ttl=40, count=4, clock=clock)
     )
@@ -125,7 +116,7 @@ def test_bloom_generations_report_fill_and_combined_error_rate():
 
 @INNER_SETS
 def test_persisted_generations_survive_restarts_and_expire_while_stopped(tmp_path, new_set):
-    clock = Clock(0.0)
+    clock = ManualClock(0.0)
     signature = {"rules": 1}
 
     def store() -> JournaledSeenStore:
@@ -175,7 +166,7 @@ def test_ttl_is_part_of_the_signature_of_a_state_dir(tmp_path):
 
 
 def test_a_journal_record_without_generation_is_reported(tmp_path):
-    generations = Generations(ttl=100, count=4, clock=Clock(0.0))
+    generations = Generations(ttl=100, count=4, clock=ManualClock(0.0))
     store = JournaledSeenStore(
         lambda: GenerationalSeenSet(MemorySeenSet, generations), tmp_path, {"rules": 1}
     )

@@ -16,19 +16,11 @@ from crawler.item_keys import item_key
 from crawler.persistence import StateFileError
 from crawler.pipelines import ItemKeyPipeline
 from crawler.redis_access import RedisSignatureMismatch
-from tests.conftest import run_scrapy, scrapy_crawl_command
+from tests.conftest import ManualClock, run_scrapy, scrapy_crawl_command
 
 
 class ShopSpider(Spider):
     name = "shop"
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def pipeline(**settings: object) -> ItemKeyPipeline:
@@ -122,7 +114,7 @@ def test_keys_persist_in_the_state_dir_and_fields_are_in_the_signature(tmp_path)
 
 def test_ttl_applies_to_item_keys(tmp_path):
     shop = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"], DEDUP_URL_TTL=3600)
-    clock = shop.seen.generations.clock = Clock(3600.0)
+    clock = shop.seen.generations.clock = ManualClock(3600.0)
     assert outcome(shop, {"sku": "1"}) == "kept"
     clock.now += 3599
     assert outcome(shop, {"sku": "1"}).startswith("dropped")

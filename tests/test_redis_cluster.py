@@ -23,9 +23,7 @@ class NamedSpider(Spider):
 
 
 def keys(count: int, start: int = 0) -> list[bytes]:
-    return [
-        hashlib.blake2b(str(n).encode(), digest_size=16).digest() for n in range(start, count)
-    ]
+    return [hashlib.blake2b(str(n).encode(), digest_size=16).digest() for n in range(start, count)]
 
 
 def cluster_connection(url: str) -> RedisConnection:

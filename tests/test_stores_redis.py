@@ -21,6 +21,7 @@ from crawler.stores.redis import (
     bitfield_set_command,
     hash_tag,
 )
+from tests.conftest import ManualClock
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -226,20 +227,12 @@ def test_redis_restart_mid_run(redis_server_factory, make_store):
     assert store.connection.retried > 0
 
 
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def timed_set_store(connection: RedisConnection, clock: Clock, base: str = BASE):
+def timed_set_store(connection: RedisConnection, clock: ManualClock, base: str = BASE):
     return RedisSetSeenStore(connection, base, generations=Generations(100, 4, clock=clock))
 
 
 def timed_bloom_store(
-    connection: RedisConnection, clock: Clock, base: str = BASE, capacity: int = 1000
+    connection: RedisConnection, clock: ManualClock, base: str = BASE, capacity: int = 1000
 ) -> RedisBloomSeenStore:
     return RedisBloomSeenStore(
         connection, base, capacity, 0.001, generations=Generations(100, 4, clock=clock)
@@ -253,7 +246,7 @@ TIMED_STORES = pytest.mark.parametrize(
 
 @TIMED_STORES
 def test_ttl_forgets_after_the_ttl_not_before(redis_server, make_timed_store):
-    clock = Clock(1_000_000.0)  # slices of 25 s; this is the start of one
+    clock = ManualClock(1_000_000.0)  # slices of 25 s; this is the start of one
     store = make_timed_store(RedisConnection(redis_server.url), clock)
     store.open(store.params())
     first, second = request_keys(2)
@@ -279,7 +272,7 @@ def test_ttl_forgets_after_the_ttl_not_before(redis_server, make_timed_store):
 
 @TIMED_STORES
 def test_ttl_generation_keys_expire_on_their_own(redis_server, make_timed_store):
-    clock = Clock(1_000_000.0)
+    clock = ManualClock(1_000_000.0)
     store = make_timed_store(RedisConnection(redis_server.url), clock)
     store.open(store.params())
     store.add(request_keys(1)[0])
@@ -299,7 +292,7 @@ def test_racing_workers_with_ttl_see_each_key_new_exactly_once(redis_server):
     keys = request_keys(2000)
     results: Counter[bytes] = Counter()
     lock = threading.Lock()
-    clock = Clock(1_000_000.0)
+    clock = ManualClock(1_000_000.0)
 
     def work(seed: int) -> None:
         store = timed_bloom_store(RedisConnection(redis_server.url), clock, capacity=4000)
@@ -329,7 +322,7 @@ def test_bloom_sets_the_same_bits_with_and_without_ttl(redis_server):
         5000,
         0.001,
         shard_bits=8192,
-        generations=Generations(100, 4, clock=Clock(1_000_000.0)),
+        generations=Generations(100, 4, clock=ManualClock(1_000_000.0)),
     )
     for store in (untimed, timed):
         store.open(store.params())
