@@ -63,12 +63,13 @@ def test_workers_sharing_the_scrapy_redis_queue(demo_site_process_factory, redis
     assert len(downloading) >= 2
 
 
+@pytest.mark.parametrize("backend", ["redis", "redis-bloom"])
 def test_workers_with_their_own_scheduler_share_the_seen_store(
-    demo_site_process_factory, redis_server
+    demo_site_process_factory, redis_server, backend
 ):
     server = demo_site_process_factory()
     resources = server.model().resources
-    run_workers(server, redis_server, {"DEDUP_URL_BACKEND": "redis"})
+    run_workers(server, redis_server, {"DEDUP_URL_BACKEND": backend})
     hits = server.hits()
     assert set(hits["by_resource"]) == resources
     assert set(hits["by_resource"].values()) == {1}
