@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import struct
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,8 @@ class GenerationalSeenSet:
         self.kind = probe.kind
         self._inner_params = probe.params()
         self._inner_is_approximate = "false_positive_rate" in probe.stats()
+        # restores a slice without building an empty one first (from_bytes is a classmethod)
+        self._inner_class: Any = type(probe)
         self._by_generation: dict[int, SeenSet] = {}
         self._newest = generations.current()
 
@@ -129,7 +132,8 @@ class GenerationalSeenSet:
 
     def from_bytes(self, params: dict[str, Any], payload: bytes) -> GenerationalSeenSet:
         """A set like this one holding *payload*'s live generations."""
-        restored = GenerationalSeenSet(self._new_set, self.generations)
+        restored = copy.copy(self)  # not __init__: it builds a whole inner set to probe
+        restored._by_generation = {}
         inner_params = {
             name: value for name, value in params.items() if name not in ("ttl", "ttl_generations")
         }
@@ -143,7 +147,7 @@ class GenerationalSeenSet:
                 raise ValueError(f"generation {number} announces {size} bytes, fewer remain")
             if self.generations.is_live(number):
                 inner_payload = bytes(view[offset : offset + size])
-                restored._by_generation[number] = self._new_set().from_bytes(
+                restored._by_generation[number] = self._inner_class.from_bytes(
                     inner_params, inner_payload
                 )
             offset += size

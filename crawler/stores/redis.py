@@ -370,7 +370,7 @@ class RedisBloomSeenStore:
             self.connection.call(script, keys=self.shard_keys, args=sizes)
 
     def add(self, key: bytes) -> bool:
-        offsets = self._offsets_by_shard(key)
+        offsets = {} if self.generations is not None else self._offsets_by_shard(key)
         if self.generations is not None or (self.connection.cluster and len(offsets) > 1):
             # looks in every slice, or sets bits in several shards of a cluster
             # (no MULTI there): one Lua call, which counts the key itself
