@@ -1,16 +1,31 @@
-"""Near-duplicate detection of page text: exact content hash, then a banded SimHash index.
+"""Near-duplicate detection of page text: exact content hash, then a banded SimHash index
+whose matches a second signature verifies.
 
 :class:`NearDuplicateDetector` is the engine behind the item pipeline and the offline
 commands. For each text it:
 
-1. normalizes it once (:func:`crawler.fingerprints.normalize_text`);
-2. looks its 128-bit content hash up among the documents kept: an *exact* duplicate;
+1. normalizes it once (:func:`crawler.fingerprints.normalize_text`); an empty text is
+   never a duplicate (it says nothing about the page) and is not kept;
+2. looks its 128-bit content hash up among the documents kept: an *exact* duplicate,
+   decided at once;
 3. otherwise looks its 64-bit SimHash up in the banded index, within a Hamming distance
-   that depends on the text's length (short texts get a stricter threshold): a *near*
-   duplicate;
-4. keeps the document when it is neither. A duplicate is **not** kept: the earlier
+   that depends on the text's length (short texts get a stricter threshold): the *first
+   stage*;
+4. for a long text that the first stage did not match, searches wider (the *second
+   stage*: each band also at the values one bit away, up to ``second_stage_distance``
+   bits), because one added line or a dropped paragraph moves a SimHash 4 to 10 bits;
+5. accepts a candidate of either stage, distance 0 included, only when the texts' MinHash
+   signatures agree (:func:`crawler.fingerprints.estimated_jaccard` at least
+   ``min_similarity``): two different pages can share a fingerprint (index pages made of
+   one repeated phrase, long articles on one topic), they hardly share half of their
+   word pairs. A candidate it rejects is reported (:attr:`Decision.rejected`) and the
+   text is kept as new;
+6. keeps the document when it matched nothing. A duplicate is **not** kept: the earlier
    document stays the one later copies are compared with, so a chain of small edits
    cannot drift away from it one step at a time.
+
+A text whose match is the document of its own key is a *re-fetch*, not a copy: it is not
+reported as a duplicate and not kept twice.
 
 Texts shorter than ``min_chars`` (after normalization) only get the exact check, and are
 kept out of the SimHash index: a few words give too few features for a stable
@@ -34,7 +49,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from crawler import fingerprints
 from crawler.index import MAX_QUERY_DISTANCE, band_layout
 from crawler.index.journaled import JournaledContentIndex
-from crawler.index.memory import DocumentTable, MemoryContentHashTable, MemoryFingerprintIndex
+from crawler.index.memory import (
+    MAX_PROBED_DISTANCE,
+    DocumentTable,
+    MemoryContentHashTable,
+    MemoryFingerprintIndex,
+)
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -51,6 +71,14 @@ DEFAULT_LONG_THRESHOLD = 3
 #: Below this many normalized characters only the exact check applies (see the module doc).
 DEFAULT_MIN_CHARS = 50
 DEFAULT_MIN_REPEATS = 2
+#: The estimated word-pair Jaccard similarity from which a candidate is a copy.
+DEFAULT_MIN_SIMILARITY = 0.5
+#: The widest Hamming distance the second stage looks at.
+DEFAULT_SECOND_STAGE_DISTANCE = 10
+#: Candidates verified at most per stage, nearest first.
+MAX_VERIFIED_CANDIDATES = 32
+
+Stage = Literal["exact", "first", "second"]
 
 
 @dataclass(frozen=True)
@@ -61,13 +89,19 @@ class Match:
     * ``distance``: Hamming distance between the two fingerprints, ``0`` for ``"exact"``;
     * ``kind``: ``"exact"`` (same normalized text) or ``"near"`` (fingerprints within the
       threshold);
-    * ``fingerprint``: the earlier document's fingerprint.
+    * ``fingerprint``: the earlier document's fingerprint;
+    * ``stage``: what found it: ``"exact"`` (content hash), ``"first"`` (the banded
+      look-up within the threshold) or ``"second"`` (the wider search);
+    * ``similarity``: the estimated word-pair Jaccard similarity of the two texts from
+      their MinHash signatures (``1.0`` for exact).
     """
 
     key: str
     distance: int
     kind: Literal["exact", "near"]
     fingerprint: int
+    stage: Stage = "exact"
+    similarity: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -79,7 +113,11 @@ class Decision:
     * ``normalized_length``: characters of the normalized text;
     * ``threshold``: the Hamming distance that counted as near for this text, ``None``
       when it is shorter than ``min_chars`` (exact check only);
-    * ``added``: whether the document is now kept (new, and ``add`` was true).
+    * ``added``: whether the document is now kept (new, and ``add`` was true);
+    * ``rejected``: the nearest candidate that verification rejected (its ``similarity``
+      below ``min_similarity``), when the text was kept as new;
+    * ``refetched``: the text matched the document of its own key (a page fetched again),
+      which is not a duplicate and is not kept twice.
     """
 
     key: str
@@ -89,6 +127,8 @@ class Decision:
     normalized_length: int
     threshold: int | None
     added: bool
+    rejected: Match | None = None
+    refetched: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,6 +138,7 @@ class TextFingerprint:
     normalized_length: int
     fingerprint: int
     content_hash: bytes
+    minhash: bytes = bytes(fingerprints.MINHASH_BYTES)
 
 
 def fingerprint_text(
@@ -110,11 +151,13 @@ def fingerprint_text(
 
 
 def fingerprint_normalized(normalized: str) -> TextFingerprint:
-    """Return the length, SimHash and content hash of a text already normalized."""
+    """Return the length, SimHash, content hash and MinHash of a text already normalized."""
+    features = fingerprints.text_features(normalized)
     return TextFingerprint(
         normalized_length=len(normalized),
-        fingerprint=fingerprints.simhash_of_normalized(normalized),
+        fingerprint=fingerprints.simhash_of_counts(features),
         content_hash=fingerprints.content_hash(normalized),
+        minhash=fingerprints.minhash_of_features(features),
     )
 
 
@@ -167,6 +210,9 @@ class NearDuplicateDetector:
     * the Hamming threshold is *short_threshold* for normalized texts shorter than
       *short_text_chars*, *long_threshold* otherwise (both at most 3); texts shorter than
       *min_chars* only get the exact check;
+    * a near match of either stage counts only when the two texts' estimated word-pair
+      Jaccard similarity is at least *min_similarity*; *second_stage* false leaves the
+      wider search (up to *second_stage_distance* bits, long texts only) out;
     * *fold_repeats* and *min_repeats* are passed to
       :func:`crawler.fingerprints.normalize_text`;
     * *index* and *content_hashes* choose the storage (default: one compact in-memory
@@ -193,6 +239,9 @@ class NearDuplicateDetector:
         min_chars: int = DEFAULT_MIN_CHARS,
         fold_repeats: bool = False,
         min_repeats: int = DEFAULT_MIN_REPEATS,
+        min_similarity: float = DEFAULT_MIN_SIMILARITY,
+        second_stage: bool = True,
+        second_stage_distance: int = DEFAULT_SECOND_STAGE_DISTANCE,
         index: FingerprintIndex | None = None,
         content_hashes: ContentHashTable | None = None,
         shared_index: SharedContentIndex | None = None,
@@ -201,6 +250,24 @@ class NearDuplicateDetector:
         _check_distance_option("short_threshold", short_threshold)
         _check_distance_option("long_threshold", long_threshold)
         _check_length_option("min_chars", min_chars)
+        if not isinstance(min_similarity, (int, float)) or not 0 <= min_similarity <= 1:
+            raise ValueError(
+                f"min_similarity must be a number from 0 to 1 (an estimated Jaccard "
+                f"similarity), got {min_similarity!r}"
+            )
+        if (
+            not isinstance(second_stage_distance, int)
+            or not max(short_threshold, long_threshold)
+            <= second_stage_distance
+            <= MAX_PROBED_DISTANCE
+        ):
+            raise ValueError(
+                f"second_stage_distance must be an integer from the long threshold "
+                f"({long_threshold}) to {MAX_PROBED_DISTANCE}, got {second_stage_distance!r}"
+            )
+        self.min_similarity = float(min_similarity)
+        self.second_stage = second_stage
+        self.second_stage_distance = second_stage_distance
         self.short_text_chars = short_text_chars
         self.short_threshold = short_threshold
         self.long_threshold = long_threshold
@@ -295,43 +362,121 @@ class NearDuplicateDetector:
         self, key: str, text_fingerprint: TextFingerprint, *, add: bool = True
     ) -> Decision:
         """:meth:`check` for a text already fingerprinted (e.g. in a worker process)."""
-        fingerprint = text_fingerprint.fingerprint
-        content_hash = text_fingerprint.content_hash
         threshold = self.threshold_for(text_fingerprint.normalized_length)
-        if self.shared_index is not None:
-            match = self._shared_match(key, fingerprint, content_hash, threshold, add=add)
+        if not text_fingerprint.normalized_length:
+            # an empty text says nothing about the page: no duplicate, nothing to keep
+            match, rejected = None, None
+        elif self.shared_index is not None:
+            match, rejected = self._shared_match(key, text_fingerprint, threshold, add=add)
         else:
             with self._lock:
-                match = self._exact_match(key, content_hash, fingerprint)
-                if match is None and threshold is not None:
-                    match = self._near_match(fingerprint, threshold)
+                match, rejected = self._match(key, text_fingerprint, threshold)
                 if add and match is None:
-                    self._add(key, fingerprint, content_hash, near_indexed=threshold is not None)
+                    self._add(
+                        key,
+                        text_fingerprint.fingerprint,
+                        text_fingerprint.content_hash,
+                        near_indexed=threshold is not None,
+                        minhash=text_fingerprint.minhash,
+                    )
+        refetched = match is not None and match.key == key
         return Decision(
             key=key,
-            match=match,
-            fingerprint=fingerprint,
-            content_hash=content_hash,
+            match=None if refetched else match,
+            fingerprint=text_fingerprint.fingerprint,
+            content_hash=text_fingerprint.content_hash,
             normalized_length=text_fingerprint.normalized_length,
             threshold=threshold,
-            added=add and match is None,
+            added=add and match is None and text_fingerprint.normalized_length > 0,
+            rejected=rejected if match is None else None,
+            refetched=refetched,
         )
 
-    def _shared_match(
-        self, key: str, fingerprint: int, content_hash: bytes, threshold: int | None, *, add: bool
-    ) -> Match | None:
-        """Look up and insert in one atomic step of the shared index."""
-        assert self.shared_index is not None
-        found = self.shared_index.check_and_add(key, fingerprint, content_hash, threshold, add=add)
-        if found is None:
+    def second_stage_for(self, normalized_length: int) -> int | None:
+        """The radius of the second stage for a text of *normalized_length* characters,
+        ``None`` when it does not apply (switched off, or a short text: few word pairs
+        give a MinHash too coarse to verify a distant fingerprint with)."""
+        if not self.second_stage or normalized_length < max(self.min_chars, self.short_text_chars):
             return None
-        kind, earlier_key, earlier_fingerprint, distance = found
-        return Match(
-            key=earlier_key,
-            distance=distance,
-            kind="exact" if kind == "exact" else "near",
-            fingerprint=earlier_fingerprint,
+        return self.second_stage_distance
+
+    def _shared_match(
+        self, key: str, text_fingerprint: TextFingerprint, threshold: int | None, *, add: bool
+    ) -> tuple[Match | None, Match | None]:
+        """Look up, verify and insert in one atomic step of the shared index."""
+        assert self.shared_index is not None
+        found = self.shared_index.check_and_add(
+            key,
+            text_fingerprint.fingerprint,
+            text_fingerprint.content_hash,
+            threshold,
+            add=add,
+            minhash=text_fingerprint.minhash,
+            min_similarity=self.min_similarity,
+            second_stage_distance=self.second_stage_for(text_fingerprint.normalized_length),
         )
+        if found is None:
+            return None, None
+        stage: Stage = (
+            "exact"
+            if found.stage == "exact"
+            else ("second" if found.stage == "second" else "first")
+        )
+        match = Match(
+            key=found.key,
+            distance=found.distance,
+            kind="exact" if stage == "exact" else "near",
+            fingerprint=found.fingerprint,
+            stage=stage,
+            similarity=found.similarity,
+        )
+        return (match, None) if found.accepted else (None, match)
+
+    def _match(
+        self, key: str, text_fingerprint: TextFingerprint, threshold: int | None
+    ) -> tuple[Match | None, Match | None]:
+        """The verified match of a text, and else the nearest candidate rejected."""
+        exact = self._exact_match(key, text_fingerprint.content_hash, text_fingerprint.fingerprint)
+        if exact is not None or threshold is None:
+            return exact, None
+        first = self._verified(text_fingerprint, threshold, "first", tried_within=-1)
+        if first[0] is not None:
+            return first
+        radius = self.second_stage_for(text_fingerprint.normalized_length)
+        if radius is None:
+            return first
+        second = self._verified(text_fingerprint, radius, "second", tried_within=threshold)
+        return second if second[0] is not None else (None, first[1] or second[1])
+
+    def _verified(
+        self, text_fingerprint: TextFingerprint, radius: int, stage: Stage, *, tried_within: int
+    ) -> tuple[Match | None, Match | None]:
+        search = getattr(self.index, "search", None)
+        if search is None:
+            # an index without MinHash signatures: nothing can verify a near match
+            found = self.index.nearest(text_fingerprint.fingerprint, min(radius, 3))
+            if found is None or stage == "second":
+                return None, None
+            key, fingerprint, distance = found
+            return None, Match(key, distance, "near", fingerprint, stage, 0.0)
+        candidates = search(
+            text_fingerprint.fingerprint, radius, probe_neighbours=stage == "second"
+        )
+        rejected: Match | None = None
+        verified = 0
+        for key, fingerprint, distance, minhash in candidates:
+            if distance <= tried_within:
+                continue
+            similarity = fingerprints.estimated_jaccard(text_fingerprint.minhash, minhash)
+            candidate = Match(key, distance, "near", fingerprint, stage, round(similarity, 3))
+            if similarity >= self.min_similarity and any(minhash):
+                return candidate, None
+            if rejected is None:
+                rejected = candidate
+            verified += 1
+            if verified >= MAX_VERIFIED_CANDIDATES:
+                break
+        return None, rejected
 
     def _exact_match(self, key: str, content_hash: bytes, fingerprint: int) -> Match | None:
         earlier = self.content_hashes.get(content_hash)
@@ -348,17 +493,14 @@ class NearDuplicateDetector:
             return None
         return Match(key=earlier_key, distance=0, kind="exact", fingerprint=fingerprint)
 
-    def _near_match(self, fingerprint: int, threshold: int) -> Match | None:
-        nearest = self.index.nearest(fingerprint, threshold)
-        if nearest is None:
-            return None
-        earlier_key, earlier_fingerprint, distance = nearest
-        return Match(
-            key=earlier_key, distance=distance, kind="near", fingerprint=earlier_fingerprint
-        )
-
     def add_fingerprinted(
-        self, key: str, fingerprint: int, content_hash: bytes, *, near_indexed: bool = True
+        self,
+        key: str,
+        fingerprint: int,
+        content_hash: bytes,
+        *,
+        near_indexed: bool = True,
+        minhash: bytes | None = None,
     ) -> None:
         """Keep a document whose fingerprint and content hash are already known, without
         looking it up (e.g. to load documents fingerprinted elsewhere).
@@ -367,15 +509,31 @@ class NearDuplicateDetector:
         texts shorter than ``min_chars``.
         """
         with self._lock:
-            self._add(key, fingerprint, content_hash, near_indexed=near_indexed)
+            self._add(key, fingerprint, content_hash, near_indexed=near_indexed, minhash=minhash)
 
-    def _add(self, key: str, fingerprint: int, content_hash: bytes, *, near_indexed: bool) -> None:
+    def _add(
+        self,
+        key: str,
+        fingerprint: int,
+        content_hash: bytes,
+        *,
+        near_indexed: bool,
+        minhash: bytes | None,
+    ) -> None:
         if self._state is not None:
-            self._state.add(key, fingerprint, content_hash, near_indexed=near_indexed)
+            self._state.add(
+                key, fingerprint, content_hash, near_indexed=near_indexed, minhash=minhash
+            )
             return
-        self.content_hashes.add(content_hash, key, fingerprint)
+        if isinstance(self.content_hashes, MemoryContentHashTable):
+            self.content_hashes.add(content_hash, key, fingerprint, minhash)
+        else:
+            self.content_hashes.add(content_hash, key, fingerprint)
         if near_indexed:
-            self.index.add(key, fingerprint)
+            if isinstance(self.index, MemoryFingerprintIndex):
+                self.index.add(key, fingerprint, minhash)
+            else:
+                self.index.add(key, fingerprint)
 
     def __len__(self) -> int:
         """The number of documents kept."""

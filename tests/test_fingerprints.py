@@ -40,6 +40,7 @@ from crawler.fingerprints import (
     simhash_of_normalized,
     text_features,
 )
+from crawler.neardup import NearDuplicateDetector
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS_DIR = Path(os.environ.get("DEDUP_CORPUS_DIR") or REPO_ROOT.parent / "shared" / "corpus")
 NEAR = 3
+#: How far the detector's second stage looks (crawler.neardup).
+WIDE = 10
 
 # Two local-news articles written for these tests: same style, different stories.
 LIBRARY_ARTICLE = [
@@ -231,10 +234,10 @@ GOLDEN_TEXT = (
 )
 # If one of these changes, fingerprints in existing indexes change: bump FINGERPRINT_VERSION.
 GOLDEN_NORMALIZED = (
-    "crawl dedup 0 你好 世界 the quick brown fox jumps over the lazy dog 中文和english混合的文本"
+    "crawl dedup 0你好世界the quick brown fox jumps over the lazy dog中文和english混合的文本"
 )
-GOLDEN_SIMHASH = 0x89FEFF0F3B3EDF93
-GOLDEN_CONTENT_HASH = "2ec598de57717d08028c77ddf718fbfc"
+GOLDEN_SIMHASH = 0x897AFF0E3B3C9B91
+GOLDEN_CONTENT_HASH = "3c1dd09f8c90b1ffbaa6b06518351a13"
 
 
 def article(paragraphs: list[str]) -> str:
@@ -281,23 +284,32 @@ def reference_fold(text: str, min_repeats: int) -> str:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        # dates, counters, prices: every number is "0"
-        ("Updated 2024-05-01, 1,234 views", "updated 0 views"),
-        ("Updated 2023-12-31, 99 views", "updated 0 views"),
-        ("Price: $19.99 (was $25)", "price 0 was 0"),
-        ("mp3 player 1080p", "mp0 player 0p"),
-        ("٣ أيام", "0 أيام"),  # Arabic-Indic digit
+        # dates, times, years and counters are "0"; other numbers stay
+        ("Updated 2024-05-01, 1,234 views", "updated 0"),
+        ("Updated 2023-12-31, 99 views", "updated 0"),
+        ("Posted May 3, 2024 at 10:32 am", "posted may 0 at 0"),
+        ("3 hours ago | 12 comments | views: 87", "0"),
+        ("发布于2024年5月1日 阅读 123", "发布于0"),
+        ("Price: $19.99 (was $25)", "price 19 99 was 25"),
+        ("mp3 player 1080p", "mp3 player 1080p"),
+        ("WD Blue 500 GB, SKU WD5000AZLX", "wd blue 500 gb sku wd5000azlx"),
+        ("SQLAlchemy 1.4.46", "sqlalchemy 1 4 46"),  # a version, not a date
+        ("٣ أيام", "3 أيام"),  # Arabic-Indic digit
         # punctuation and symbols
         ("Hello, World! (test) -- ok?", "hello world test ok"),
         ("I ❤ NY © 2024 ™", "i ny 0 tm"),  # NFKC spells ™ out
         ("don't stop", "don t stop"),
-        ("你好，世界！「测试」", "你好 世界 测试"),
+        ("你好，世界！「测试」", "你好世界测试"),
+        ("系统在 12:00 发生异常请检查服务", "系统在0发生异常请检查服务"),
+        ("系统在12:00发生异常请检查服务", "系统在0发生异常请检查服务"),
+        ("使用 Python 编程", "使用python编程"),
         # case
         ("ÉCOLE Straße İstanbul", "école strasse i̇stanbul"),
         ("ΣΊΣΥΦΟΣ", "σίσυφοσ"),
         # compatibility forms: full-width letters and digits, ligatures, superscripts
-        ("\uff21\uff22\uff23\uff11\uff12\uff13 \uff54\uff45\uff58\uff54", "abc0 text"),
-        ("\ufb01nance x\u00b2", "finance x0"),
+        ("\uff21\uff22\uff23\uff11\uff12\uff13 \uff54\uff45\uff58\uff54", "abc123 text"),
+        ("\ufb01nance x\u00b2", "finance x2"),
+        ("\u0390", "\u03b9\u0308\u0301"),  # composes under NFKC, decomposes when folded
         # whitespace and invisible characters
         ("  many\t\tspaces\n\nand\u3000lines  ", "many spaces and lines"),
         ("co\u00adoperate zero\u200bwidth", "cooperate zerowidth"),
@@ -372,8 +384,7 @@ def test_normalize_text_never_raises_and_is_canonical(
     assert normalized == normalized.strip()
     assert "  " not in normalized
     assert normalized == normalized.casefold()
-    assert not any(char.isdigit() and char != "0" for char in normalized)
-    assert "00" not in normalized
+    assert not any(char.isdigit() and not char.isascii() for char in normalized)
 
 
 def test_normalize_text_accepts_lone_surrogates() -> None:
@@ -453,7 +464,9 @@ def test_simhash_is_the_simhash_of_the_normalized_features() -> None:
     text = article(LIBRARY_ARTICLE)
     features = text_features(normalize_text(text))
     assert simhash(text) == simhash_of_normalized(normalize_text(text))
-    assert simhash(text) == reference_simhash(features)
+    assert simhash(text) == reference_simhash(
+        {feature: count.bit_length() for feature, count in features.items()}
+    )
 
 
 def test_simhash_golden_values() -> None:
@@ -505,7 +518,7 @@ def test_simhash_is_exact_when_one_feature_repeats_more_than_1000_times() -> Non
     features = text_features(normalize_text(text))
     assert features["buy now"] == 1500
     expected = reference_simhash(features)
-    assert simhash(text) == expected
+    assert simhash_of_features(features) == expected
     # capping the weights (a tempting fix) gives another fingerprint for this text
     assert reference_simhash({key: min(value, 255) for key, value in features.items()}) != expected
 
@@ -552,7 +565,13 @@ def test_english_article_with_one_paragraph_edited_is_a_near_duplicate() -> None
         .replace("a small stage", "a larger stage")
         .replace("school plays", "school concerts")
     )
-    assert hamming_distance(simhash(original), simhash(article(edited))) <= NEAR
+    assert hamming_distance(simhash(original), simhash(article(edited))) <= WIDE
+    detector = NearDuplicateDetector()
+    assert detector.check_and_add("original", original) is None
+    match = detector.check_and_add("edited", article(edited))
+    assert match is not None
+    assert match.key == "original"
+    assert match.similarity >= detector.min_similarity
 
 
 def test_english_article_fetched_again_with_a_date_line_is_a_near_duplicate() -> None:
@@ -565,7 +584,8 @@ def test_english_article_fetched_again_with_a_date_line_is_a_near_duplicate() ->
 
 def test_english_two_word_edits_anywhere_are_mostly_near_duplicates() -> None:
     # A 900-word article: 4 of its ~870 word pairs change. SimHash distance is random
-    # around its expectation (about 2 bits here): most edits stay within the threshold.
+    # around its expectation (about 3 bits here): many edits stay within the threshold,
+    # all within the second stage's radius.
     original = simhash(article(LIBRARY_ARTICLE))
     distances = []
     for index, paragraph in enumerate(LIBRARY_ARTICLE):
@@ -574,8 +594,8 @@ def test_english_two_word_edits_anywhere_are_mostly_near_duplicates() -> None:
         words[middle], words[middle + 3] = "edited", "words"
         edited = [*LIBRARY_ARTICLE[:index], " ".join(words), *LIBRARY_ARTICLE[index + 1 :]]
         distances.append(hamming_distance(original, simhash(article(edited))))
-    assert sum(distance <= NEAR for distance in distances) >= 0.8 * len(distances)
-    assert max(distances) <= 2 * NEAR
+    assert sum(distance <= NEAR for distance in distances) >= 0.5 * len(distances)
+    assert max(distances) <= WIDE
 
 
 def test_different_english_articles_are_far_apart() -> None:
@@ -613,7 +633,9 @@ def test_mixed_chinese_and_english_text() -> None:
 def test_describe_names_every_setting() -> None:
     settings_ = describe()
     assert json.loads(json.dumps(settings_)) == settings_
-    assert settings_["version"] == FINGERPRINT_VERSION == 1
+    assert settings_["version"] == FINGERPRINT_VERSION == 2
+    assert settings_["weights"] == "1+floor(log2(count))"
+    assert settings_["minhash"].endswith("64x8bit")
     assert settings_["simhash_bits"] == 64
     assert settings_["cjk_ngram"] == CJK_NGRAM
     assert settings_["word_ngrams"] == list(WORD_NGRAMS)
@@ -666,14 +688,33 @@ def test_corpus_different_articles_are_not_near_duplicates(
     assert closest > NEAR + 3  # all pairs: 10,000 (en) and 2,300 (zh, one site)
 
 
+_DATE_OR_TIME = re.compile(r"\b(?:\d{4}-\d\d-\d\d|\d{4}/\d\d/\d\d|\d\d:\d\d)\b")
+
+
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_corpus_articles_with_other_numbers_keep_their_fingerprint(
+def test_corpus_articles_with_other_dates_and_times_keep_their_fingerprint(
     corpus_articles: dict[str, list[str]], language: str
 ) -> None:
     rng = random.Random(7)
+    changed = 0
     for text in corpus_articles[language]:
-        renumbered = re.sub(r"\d+", lambda match: str(rng.randrange(1, 10**6)), text)
-        assert simhash(renumbered) == simhash(text)
+        redated = _DATE_OR_TIME.sub(
+            lambda match: re.sub(r"\d", lambda _: str(rng.randrange(10)), match.group()), text
+        )
+        changed += redated != text
+        assert normalize_text(redated) == normalize_text(text)
+    assert changed >= 2
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_corpus_articles_with_other_numbers_are_other_texts(
+    corpus_articles: dict[str, list[str]], language: str
+) -> None:
+    # a size, a price or a model number tells one page from another
+    for text in corpus_articles[language][:20]:
+        resized = text + "\n容量 500 GB" if language == "zh" else text + "\nCapacity: 500 GB"
+        other_size = resized.replace("500 GB", "1000 GB")
+        assert content_hash(normalize_text(resized)) != content_hash(normalize_text(other_size))
 
 
 def test_corpus_long_articles_with_a_replaced_paragraph_are_mostly_near(
@@ -689,6 +730,8 @@ def test_corpus_long_articles_with_a_replaced_paragraph_are_mostly_near(
         position = rng.randrange(1, len(paragraphs))
         donor = rng.choice([line for line in MARKET_ARTICLE if line])
         changed = "\n".join([*paragraphs[:position], donor, *paragraphs[position + 1 :]])
-        within += hamming_distance(simhash(text), simhash(changed)) <= NEAR
+        detector = NearDuplicateDetector()
+        detector.check_and_add("original", "\n".join(paragraphs))
+        within += detector.check_and_add("changed", changed) is not None
     assert len(long_articles) >= 40
     assert within / len(long_articles) >= 0.8

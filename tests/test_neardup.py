@@ -10,6 +10,7 @@ import sys
 import threading
 import tracemalloc
 from pathlib import Path
+from unittest.mock import ANY
 
 import numpy as np
 import pytest
@@ -106,7 +107,12 @@ def test_near_duplicate_matches_and_is_not_added():
     assert 0 < distance <= 3, distance
     assert detector.check_and_add("original", original) is None
     assert detector.check_and_add("edited", edited) == Match(
-        key="original", distance=distance, kind="near", fingerprint=simhash(original)
+        key="original",
+        distance=distance,
+        kind="near",
+        fingerprint=simhash(original),
+        stage="first",
+        similarity=ANY,
     )
     assert len(detector) == 1
     assert len(detector.index) == 1
@@ -139,7 +145,12 @@ def test_threshold_depends_on_text_length():
     decision = detector.check("long-variant", long_variant)
     assert decision.threshold == 3
     assert decision.match == Match(
-        key="long", distance=3, kind="near", fingerprint=simhash(long_text)
+        key="long",
+        distance=3,
+        kind="near",
+        fingerprint=simhash(long_text),
+        stage="first",
+        similarity=ANY,
     )
     assert not decision.added
 
@@ -147,7 +158,12 @@ def test_threshold_depends_on_text_length():
     lenient = NearDuplicateDetector(short_threshold=3)
     lenient.check_and_add("short", short_text)
     assert lenient.check_and_add("short-variant", short_variant) == Match(
-        key="short", distance=3, kind="near", fingerprint=simhash(short_text)
+        key="short",
+        distance=3,
+        kind="near",
+        fingerprint=simhash(short_text),
+        stage="first",
+        similarity=ANY,
     )
 
 
@@ -168,10 +184,16 @@ def test_below_min_chars_only_the_exact_check_applies():
     assert len(detector) == 2
     assert len(detector.index) == 0  # kept for the exact check only
 
-    without_minimum = NearDuplicateDetector(min_chars=0)
+    # Without the minimum (and without verification) the fingerprints match.
+    without_minimum = NearDuplicateDetector(min_chars=0, min_similarity=0.0)
     without_minimum.check_and_add("tiny", tiny)
     assert without_minimum.check_and_add("other", other) == Match(
-        key="tiny", distance=0, kind="near", fingerprint=simhash(tiny)
+        key="tiny",
+        distance=0,
+        kind="near",
+        fingerprint=simhash(tiny),
+        stage="first",
+        similarity=ANY,
     )
 
 
@@ -201,12 +223,12 @@ def test_fold_repeats_is_passed_to_normalization():
     assert folding.check_and_add("repeated", f"{block} {block} {block}") == Match(
         "block", 0, "exact", simhash(block)
     )
-    # Without folding the texts differ, but word counts scaled alike give the same SimHash.
+    # Without folding the texts differ, but they share all their word pairs but two.
     plain = NearDuplicateDetector()
     plain.check_and_add("block", block)
-    assert plain.check_and_add("repeated", f"{block} {block} {block}") == Match(
-        "block", 0, "near", simhash(block)
-    )
+    match = plain.check_and_add("repeated", f"{block} {block} {block}")
+    assert match is not None
+    assert (match.key, match.kind) == ("block", "near")
 
 
 class CollidingContentHashes:
@@ -614,11 +636,12 @@ def test_only_a_new_in_memory_detector_can_be_opened(tmp_path):
 # --- Memory -----------------------------------------------------------------------------
 
 
-def test_100k_documents_take_less_than_64_bytes_each():
+def test_100k_documents_take_less_than_128_bytes_each():
     """What is measured: every byte the detector's storage allocates (tracemalloc, current
     size after the adds) for 100,000 documents added through ``add_fingerprinted``: the
-    document table, the fingerprint index and the content-hash table, minus the UTF-8
-    bytes of the keys themselves (the caller's key strings are not kept)."""
+    document table (with its 64-byte MinHash signatures), the fingerprint index and the
+    content-hash table, minus the UTF-8 bytes of the keys themselves (the caller's key
+    strings are not kept)."""
     count = 100_000
     rng = random.Random(3)
     keys = [f"https://example.com/articles/{number}" for number in range(count)]
@@ -630,7 +653,7 @@ def test_100k_documents_take_less_than_64_bytes_each():
         before = tracemalloc.get_traced_memory()[0]
         detector = NearDuplicateDetector()
         for key, fingerprint, digest in zip(keys, fingerprints, hashes, strict=True):
-            detector.add_fingerprinted(key, fingerprint, digest)
+            detector.add_fingerprinted(key, fingerprint, digest, minhash=digest * 4)
         gc.collect()
         used = tracemalloc.get_traced_memory()[0] - before
     finally:
@@ -640,5 +663,5 @@ def test_100k_documents_take_less_than_64_bytes_each():
     assert isinstance(detector.index, MemoryFingerprintIndex)
     assert detector.index.documents.key_bytes == key_bytes
     per_document = (used - key_bytes) / count
-    assert per_document < 64, f"{per_document:.1f} bytes a document without keys"
-    assert per_document > 30  # the measurement is real: fingerprints alone take 8
+    assert per_document < 128, f"{per_document:.1f} bytes a document without keys"
+    assert per_document > 72  # the measurement is real: fingerprint and MinHash take 72

@@ -105,7 +105,9 @@ def test_near_duplicate_dropped_with_its_distance() -> None:
 
 def test_thresholds_come_from_the_detector() -> None:
     distance = hamming_distance(simhash(LONG_COMMENT), simhash(EDITED_COMMENT))
-    strict = RecordDeduplicator(NearDuplicateDetector(long_threshold=distance - 1))
+    strict = RecordDeduplicator(
+        NearDuplicateDetector(long_threshold=distance - 1, second_stage=False)
+    )
     kept, _, summary = run(lines(LONG_COMMENT, EDITED_COMMENT), strict)
     assert kept == lines(LONG_COMMENT, EDITED_COMMENT)
     assert summary.dropped == {}
@@ -239,8 +241,9 @@ def test_memory_grows_with_kept_records_only() -> None:
     finally:
         tracemalloc.stop()
     assert (summary.kept, summary.dropped) == (10_000, {"exact": 10_000})
-    # the index and the keys: a few dozen bytes a kept record, nothing for a dropped one
-    assert grown / summary.kept < 100
+    # the index, the 64-byte MinHash signatures and the keys: about 130 bytes a kept
+    # record, nothing for a dropped one (which would double it)
+    assert grown / summary.kept < 180
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ within that distance; beyond it, recall is no longer guaranteed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 FINGERPRINT_BITS = 64
@@ -64,9 +65,22 @@ class ContentHashTable(Protocol):
     def __len__(self) -> int: ...
 
 
+@dataclass(frozen=True)
+class SharedMatch:
+    """What a shared index's :meth:`SharedContentIndex.check_and_add` found: a match
+    (*accepted*) or the nearest candidate that verification rejected."""
+
+    accepted: bool
+    key: str
+    fingerprint: int
+    distance: int
+    stage: str
+    similarity: float
+
+
 class SharedContentIndex(FingerprintIndex, Protocol):
-    """An index shared by several processes, whose look-up and insert are one
-    atomic step (see :mod:`crawler.index.redis`)."""
+    """An index shared by several processes, whose look-up, verification and insert
+    are one atomic step (see :mod:`crawler.index.redis`)."""
 
     def check_and_add(
         self,
@@ -76,9 +90,13 @@ class SharedContentIndex(FingerprintIndex, Protocol):
         threshold: int | None,
         *,
         add: bool = True,
-    ) -> tuple[str, str, int, int] | None:
-        """Return ``(kind, earlier key, earlier fingerprint, distance)`` of the
-        duplicate, or ``None`` after keeping the document (when *add*)."""
+        minhash: bytes | None = None,
+        min_similarity: float = 0.0,
+        second_stage_distance: int | None = None,
+        max_candidates: int = 32,
+    ) -> SharedMatch | None:
+        """Return the verified match, or the nearest candidate rejected, or ``None``;
+        the document is added (when *add*) unless it matched."""
 
 
 def band_layout() -> dict[str, int]:

@@ -3,16 +3,17 @@
 Memory layout, per document (``n`` documents; arrays are numpy, grown by 1/16 at a time):
 
 * :class:`DocumentTable`, one row per document, shared by the index and the table:
-  fingerprint (8 bytes), end offset of its key in one UTF-8 byte string (4 bytes; 8 once
-  the keys pass 4 GiB), and the key's UTF-8 bytes themselves.
+  fingerprint (8 bytes), MinHash signature (64 bytes: the second signature that verifies
+  a near match), end offset of its key in one UTF-8 byte string (4 bytes; 8 once the keys
+  pass 4 GiB), and the key's UTF-8 bytes themselves.
 * :class:`MemoryFingerprintIndex`: the document row of each entry (4 bytes) and, per band,
   the rows sorted by that band's 16-bit value (4 x 4 bytes) with a table of where each of
   the 65,536 band values starts (4 x 256 KiB, whatever the number of documents).
 * :class:`MemoryContentHashTable`: the first 8 bytes of each content hash (8 bytes) and the
   document row (4 bytes), sorted by hash.
 
-That is 44 bytes a document plus the key bytes and 1 MiB (measured with tracemalloc, array
-slack included: 48 bytes a document at a million documents, 57 at 100,000), where
+That is 108 bytes a document plus the key bytes and 1 MiB (``bench/neardup_index.py``
+measures it with tracemalloc, array slack included), where
 ``simhash.SimhashIndex`` spends about a kilobyte. Both structures take new entries into a
 small unsorted *tail* that queries scan with vectorized numpy; once the tail holds about
 ``2 * sqrt(n)`` entries it is sorted and inserted into the sorted part with one linear
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from crawler.fingerprints import MINHASH_BYTES
 from crawler.index import (
     BAND_BITS,
     BAND_COUNT,
@@ -50,6 +52,13 @@ CONTENT_HASH_PREFIX_BYTES = 8
 
 _KEY_ENCODING_ERRORS = "surrogatepass"
 _DOCUMENTS_HEADER = struct.Struct("<QQB")  # rows, key bytes, width of a key end offset
+#: A document's MinHash signature is all zero bytes when it is not known.
+_NO_MINHASH = bytes(MINHASH_BYTES)
+#: Band values one bit away from a band's own, and the band itself: the probes of a
+#: multi-probe search.
+_ONE_BIT_PROBES = np.array([0, *(1 << bit for bit in range(BAND_BITS))], dtype=np.intp)
+#: The widest radius :meth:`MemoryFingerprintIndex.search` accepts.
+MAX_PROBED_DISTANCE = 16
 _COUNT_HEADER = struct.Struct("<Q")
 _UINT32_LIMIT = 1 << 32
 #: Up to this many hits, removing the same document found in several bands is quicker
@@ -114,6 +123,9 @@ class DocumentTable:
       share one table store each document once;
     * keys are any ``str`` (kept as UTF-8, lone surrogates included).
 
+    * each row also holds the document's MinHash signature (:data:`MINHASH_BYTES`
+      bytes, zeros when not given).
+
     >>> documents = DocumentTable()
     >>> documents.add("a", 1), documents.add("a", 1), documents.add("b", 1)
     (0, 0, 1)
@@ -125,8 +137,13 @@ class DocumentTable:
         self._key_bytes = bytearray()
         self._key_ends = _Column(np.uint32)
         self._fingerprints = _Column(np.uint64)
+        self._minhashes = bytearray()
 
-    def add(self, key: str, fingerprint: int) -> int:
+    def add(self, key: str, fingerprint: int, minhash: bytes | None = None) -> int:
+        if minhash is None:
+            minhash = _NO_MINHASH
+        elif len(minhash) != MINHASH_BYTES:
+            raise ValueError(f"a MinHash signature has {MINHASH_BYTES} bytes, got {len(minhash)}")
         encoded = key.encode("utf-8", _KEY_ENCODING_ERRORS)
         rows = len(self._fingerprints)
         if (
@@ -141,6 +158,7 @@ class DocumentTable:
         self._key_bytes += encoded
         self._key_ends.append(end)
         self._fingerprints.append(fingerprint)
+        self._minhashes += minhash
         return rows
 
     def _key_start(self, row: int) -> int:
@@ -152,6 +170,12 @@ class DocumentTable:
 
     def fingerprint(self, row: int) -> int:
         return self._fingerprints.item(row)
+
+    def minhash(self, row: int) -> bytes:
+        """The MinHash signature of *row*; all zero bytes when it was not given."""
+        if not 0 <= row < len(self):
+            raise IndexError(row)
+        return bytes(self._minhashes[row * MINHASH_BYTES : (row + 1) * MINHASH_BYTES])
 
     def fingerprints(self) -> NDArray[np.uint64]:
         """All fingerprints by row, without a copy (valid until the next :meth:`add`)."""
@@ -173,6 +197,7 @@ class DocumentTable:
                 ends.astype(ends.dtype.newbyteorder("<")).tobytes(),
                 bytes(self._key_bytes),
                 self._fingerprints.view().astype("<u8").tobytes(),
+                bytes(self._minhashes),
             )
         )
 
@@ -187,10 +212,12 @@ class DocumentTable:
         ends_at = _DOCUMENTS_HEADER.size
         keys_at = ends_at + rows * end_width
         fingerprints_at = keys_at + key_bytes
-        if len(payload) != fingerprints_at + rows * 8:
+        minhashes_at = fingerprints_at + rows * 8
+        expected = minhashes_at + rows * MINHASH_BYTES
+        if len(payload) != expected:
             raise ValueError(
                 f"document table of {rows} rows and {key_bytes} key bytes has "
-                f"{len(payload)} bytes, not {fingerprints_at + rows * 8}"
+                f"{len(payload)} bytes, not {expected}"
             )
         ends = np.frombuffer(payload, dtype=f"<u{end_width}", count=rows, offset=ends_at)
         if rows and (int(ends[-1]) != key_bytes or bool(np.any(np.diff(ends) < 0))):
@@ -201,6 +228,7 @@ class DocumentTable:
         documents._fingerprints = _Column(
             np.uint64, np.frombuffer(payload, dtype="<u8", count=rows, offset=fingerprints_at)
         )
+        documents._minhashes = bytearray(payload[minhashes_at:expected])
         return documents
 
 
@@ -261,9 +289,9 @@ class MemoryFingerprintIndex:
         # memoryview indexing returns a Python int without numpy's scalar overhead.
         self._band_start_views = [starts.data for starts in self._band_starts]
 
-    def add(self, key: str, fingerprint: int) -> None:
+    def add(self, key: str, fingerprint: int, minhash: bytes | None = None) -> None:
         check_fingerprint(fingerprint)
-        row = self.documents.add(key, fingerprint)
+        row = self.documents.add(key, fingerprint, minhash)
         if len(self._entry_rows) and self._entry_rows.last() == row:
             return
         self._entry_rows.append(row)
@@ -303,17 +331,62 @@ class MemoryFingerprintIndex:
         distance, row = found[0]
         return self.documents.key(row), self.documents.fingerprint(row), distance
 
-    def _search(self, fingerprint: int, max_distance: int) -> list[tuple[int, int]]:
-        """``(distance, row)`` of the documents within *max_distance*, in query order."""
-        check_fingerprint(fingerprint)
-        check_max_distance(max_distance)
+    def search(
+        self, fingerprint: int, max_distance: int, *, probe_neighbours: bool = False
+    ) -> list[tuple[str, int, int, bytes]]:
+        """Return ``(key, fingerprint, distance, minhash)`` of documents within
+        *max_distance* bits, in :meth:`query` order.
+
+        - Without *probe_neighbours*, as :meth:`query`: every document within 3 bits.
+        - With it, each band is also looked up at the 16 values one bit away from the
+          probe's (multi-probe): every document within 7 bits is found (one band then
+          differs in at most one bit), and most of those a few bits farther; nothing
+          beyond *max_distance* (at most 16) is returned.
+        """
+        if not isinstance(max_distance, int) or not 0 <= max_distance <= MAX_PROBED_DISTANCE:
+            raise ValueError(
+                f"max_distance must be between 0 and {MAX_PROBED_DISTANCE}, got {max_distance!r}"
+            )
+        if not probe_neighbours:
+            check_max_distance(max_distance)
+        documents = self.documents
+        return [
+            (documents.key(row), documents.fingerprint(row), distance, documents.minhash(row))
+            for distance, row in self._search(fingerprint, max_distance, probe_neighbours)
+        ]
+
+    def _band_candidates(
+        self, fingerprint: int, probe_neighbours: bool
+    ) -> list[NDArray[np.generic]]:
         candidates: list[NDArray[np.generic]] = []
         for band in range(BAND_COUNT):
             value = (fingerprint >> (band * BAND_BITS)) & BAND_MASK
-            starts = self._band_start_views[band]
-            start, end = starts[value], starts[value + 1]
+            if probe_neighbours:
+                starts_array = self._band_starts[band]
+                probes = _ONE_BIT_PROBES ^ value
+                starts = starts_array[probes].astype(np.intp)
+                lengths = starts_array[probes + 1].astype(np.intp) - starts
+                total = int(lengths.sum())
+                if total:
+                    # the positions of every row of every probed band value, in one array
+                    ends = np.cumsum(lengths)
+                    positions = np.arange(total) + np.repeat(starts - ends + lengths, lengths)
+                    candidates.append(self._band_rows[band][positions])
+                continue
+            starts_view = self._band_start_views[band]
+            start, end = starts_view[value], starts_view[value + 1]
             if start != end:
                 candidates.append(self._band_rows[band][start:end])
+        return candidates
+
+    def _search(
+        self, fingerprint: int, max_distance: int, probe_neighbours: bool = False
+    ) -> list[tuple[int, int]]:
+        """``(distance, row)`` of the documents within *max_distance*, in query order."""
+        check_fingerprint(fingerprint)
+        if not probe_neighbours:
+            check_max_distance(max_distance)
+        candidates = self._band_candidates(fingerprint, probe_neighbours)
         fingerprints = self.documents.fingerprints()
         probe = np.uint64(fingerprint)
         found: list[tuple[NDArray[np.generic], NDArray[np.generic]]] = []
@@ -409,11 +482,13 @@ class MemoryContentHashTable:
         self._tail_prefixes = _Column(np.uint64)
         self._tail_rows = _Column(np.uint32)
 
-    def add(self, content_hash: bytes, key: str, fingerprint: int) -> None:
+    def add(
+        self, content_hash: bytes, key: str, fingerprint: int, minhash: bytes | None = None
+    ) -> None:
         check_fingerprint(fingerprint)
         prefix = content_hash_prefix(content_hash)
         self._tail_prefixes.append(prefix)
-        self._tail_rows.append(self.documents.add(key, fingerprint))
+        self._tail_rows.append(self.documents.add(key, fingerprint, minhash))
         if len(self._tail_rows) >= tail_limit(len(self._sorted_rows)):
             self._merge_tail()
 

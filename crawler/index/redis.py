@@ -1,10 +1,11 @@
 """The content index shared by crawl workers in Redis.
 
 Same banded layout as the in-memory index (:mod:`crawler.index`): each kept
-document is a *member*, its 8-byte big-endian fingerprint followed by its key,
-stored in one Redis set per (band, 16-bit band value), and in a hash from
-content hash to member for exact duplicates. Look-up and insert are one Lua
-call, so two workers that fetch the same article at the same moment keep
+document is a *member*, its 8-byte big-endian fingerprint, its 64-byte MinHash
+signature and its key, stored in one Redis set per (band, 16-bit band value),
+and in a hash from content hash to member for exact duplicates. Look-up
+(both stages), verification of a candidate by its MinHash and insert are one
+Lua call, so two workers that fetch the same article at the same moment keep
 exactly one copy. All keys share one hash tag (``{base}``), so the index also
 works on Redis Cluster.
 """
@@ -13,7 +14,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crawler.index import BAND_BITS, BAND_COUNT, BAND_MASK, check_fingerprint, check_max_distance
+from crawler.index import (
+    BAND_BITS,
+    BAND_COUNT,
+    BAND_MASK,
+    SharedMatch,
+    check_fingerprint,
+    check_max_distance,
+)
+from crawler.index.memory import MINHASH_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -35,6 +44,20 @@ local function distance(a, b)
   end
   return d
 end
+local function similarity(a, b)
+  local agree = 0
+  for i = 9, 8 + """
+    + str(MINHASH_BYTES)
+    + """ do
+    if string.byte(a, i) == string.byte(b, i) then agree = agree + 1 end
+  end
+  local j = (agree / """
+    + str(MINHASH_BYTES)
+    + """ - 1 / 256) / (1 - 1 / 256)
+  if j < 0 then return 0 end
+  if j > 1 then return 1 end
+  return j
+end
 local function nearest(fingerprint, band_keys, max_distance)
   local best, best_distance = false, max_distance + 1
   for _, band_key in ipairs(band_keys) do
@@ -48,29 +71,79 @@ end
 """
 )
 
-#: KEYS: exact hash, 4 band sets, document count. ARGV: content hash,
-#: fingerprint (8 bytes), key, threshold (-1: exact check only), add (1/0).
-#: Returns {kind, member, distance} for a duplicate, or {"new", added}.
+#: KEYS: exact hash, document count, 4 band sets, then (second stage) the 64 band
+#: sets one bit away. ARGV: content hash, probe member (fingerprint and MinHash),
+#: key, threshold (-1: exact check only), add (1/0), min similarity, second-stage
+#: radius (-1: none), candidates verified at most per stage.
+#: Returns {verdict, member, distance, stage, similarity in thousandths} for a
+#: match ('match') or, when the document is new, the nearest candidate that
+#: verification rejected ('rejected'); {'new', added} when there was none.
 CHECK_AND_ADD = (
     _DISTANCE
     + """
+local probe = ARGV[2]
 local member = redis.call('HGET', KEYS[1], ARGV[1])
-if member and string.sub(member, 1, 8) == ARGV[2] then
-  return {'exact', member, 0}
+if member and string.sub(member, 1, 8) == string.sub(probe, 1, 8) then
+  return {'match', member, 0, 'exact', 1000}
 end
 local threshold = tonumber(ARGV[4])
-if threshold >= 0 then
-  local best, best_distance = nearest(ARGV[2], {KEYS[2], KEYS[3], KEYS[4], KEYS[5]}, threshold)
-  if best then return {'near', best, best_distance} end
+local min_similarity = tonumber(ARGV[6])
+local radius = tonumber(ARGV[7])
+local most = tonumber(ARGV[8])
+local rejected = false
+local function verified(first_key, last_key, min_distance, max_distance, stage)
+  local found, seen = {}, {}
+  for i = first_key, last_key do
+    for _, candidate in ipairs(redis.call('SMEMBERS', KEYS[i])) do
+      if not seen[candidate] then
+        seen[candidate] = true
+        local d = distance(probe, candidate)
+        if d > min_distance and d <= max_distance then found[#found + 1] = {d, candidate} end
+      end
+    end
+  end
+  table.sort(found, function(a, b)
+    if a[1] ~= b[1] then return a[1] < b[1] end
+    return a[2] < b[2]
+  end)
+  for i = 1, math.min(#found, most) do
+    local d, candidate = found[i][1], found[i][2]
+    local j = similarity(probe, candidate)
+    local reply = {'match', candidate, d, stage, math.floor(j * 1000 + 0.5)}
+    if j >= min_similarity and string.sub(candidate, 9, 8 + """
+    + str(MINHASH_BYTES)
+    + """) ~= string.rep('\\0', """
+    + str(MINHASH_BYTES)
+    + """) then
+      return reply
+    end
+    if not rejected then
+      reply[1] = 'rejected'
+      rejected = reply
+    end
+  end
+  return false
 end
-if ARGV[5] ~= '1' then return {'new', 0} end
-local new_member = ARGV[2] .. ARGV[3]
-redis.call('HSETNX', KEYS[1], ARGV[1], new_member)
 if threshold >= 0 then
-  for i = 2, 5 do redis.call('SADD', KEYS[i], new_member) end
+  local match = verified(3, 6, -1, threshold, 'first')
+  if match then return match end
+  if radius >= 0 then
+    match = verified(3, #KEYS, threshold, radius, 'second')
+    if match then return match end
+  end
 end
-redis.call('INCR', KEYS[6])
-return {'new', 1}
+local added = 0
+if ARGV[5] == '1' then
+  local new_member = probe .. ARGV[3]
+  redis.call('HSETNX', KEYS[1], ARGV[1], new_member)
+  if threshold >= 0 then
+    for i = 3, 6 do redis.call('SADD', KEYS[i], new_member) end
+  end
+  redis.call('INCR', KEYS[2])
+  added = 1
+end
+if rejected then return rejected end
+return {'new', added}
 """
 )
 
@@ -104,12 +177,19 @@ redis.call('INCR', KEYS[5])
 """
 
 
-def _member(fingerprint: int, key: str) -> bytes:
-    return fingerprint.to_bytes(8, "big") + key.encode("utf-8", "surrogatepass")
+_KEY_AT = 8 + MINHASH_BYTES
+
+
+def _member(fingerprint: int, key: str, minhash: bytes | None = None) -> bytes:
+    return (
+        fingerprint.to_bytes(8, "big")
+        + (bytes(MINHASH_BYTES) if minhash is None else minhash)
+        + key.encode("utf-8", "surrogatepass")
+    )
 
 
 def _split_member(member: bytes) -> tuple[str, int]:
-    return member[8:].decode("utf-8", "surrogatepass"), int.from_bytes(member[:8], "big")
+    return member[_KEY_AT:].decode("utf-8", "surrogatepass"), int.from_bytes(member[:8], "big")
 
 
 class RedisContentIndex:
@@ -139,6 +219,17 @@ class RedisContentIndex:
             for band in range(BAND_COUNT)
         ]
 
+    def probe_band_keys(self, fingerprint: int) -> list[str]:
+        """The Redis sets of the band values one bit away from those of *fingerprint*
+        (the second stage's multi-probe)."""
+        keys: list[str] = []
+        for band in range(BAND_COUNT):
+            value = (fingerprint >> (band * BAND_BITS)) & BAND_MASK
+            keys.extend(
+                f"{{{self.base}}}:b{band}:{value ^ (1 << bit):04x}" for bit in range(BAND_BITS)
+            )
+        return keys
+
     def check_and_add(
         self,
         key: str,
@@ -147,30 +238,52 @@ class RedisContentIndex:
         threshold: int | None,
         *,
         add: bool = True,
-    ) -> tuple[str, str, int, int] | None:
-        """Return ``(kind, earlier key, earlier fingerprint, distance)`` for a
-        duplicate, else ``None`` after adding the document (when *add*).
+        minhash: bytes | None = None,
+        min_similarity: float = 0.0,
+        second_stage_distance: int | None = None,
+        max_candidates: int = 32,
+    ) -> SharedMatch | None:
+        """Return the verified match of a document, or the nearest candidate that
+        verification rejected, after adding the document (when *add*) unless it matched;
+        ``None`` when there was neither.
 
-        *threshold* ``None`` means the exact check only (short texts); such a
-        document is kept for exact matches but not in the bands.
+        *threshold* ``None`` means the exact check only (short texts); such a document
+        is kept for exact matches but not in the bands. *second_stage_distance* ``None``
+        leaves the wider search out.
         """
         check_fingerprint(fingerprint)
+        if minhash is not None and len(minhash) != MINHASH_BYTES:
+            raise ValueError(f"a MinHash signature has {MINHASH_BYTES} bytes, got {len(minhash)}")
+        band_keys = self.band_keys(fingerprint)
+        if threshold is not None and second_stage_distance is not None:
+            band_keys += self.probe_band_keys(fingerprint)
+        probe = _member(fingerprint, "", minhash)
         reply = self.connection.call(
             self.connection.script(CHECK_AND_ADD),
-            keys=[self.exact_key, *self.band_keys(fingerprint), self.count_key],
+            keys=[self.exact_key, self.count_key, *band_keys],
             args=[
                 content_hash,
-                fingerprint.to_bytes(8, "big"),
+                probe,
                 key.encode("utf-8", "surrogatepass"),
                 -1 if threshold is None else threshold,
                 1 if add else 0,
+                repr(float(min_similarity)),
+                -1 if second_stage_distance is None else second_stage_distance,
+                max_candidates,
             ],
         )
-        kind = reply[0].decode()
-        if kind == "new":
+        verdict = reply[0].decode()
+        if verdict == "new":
             return None
         earlier_key, earlier_fingerprint = _split_member(reply[1])
-        return kind, earlier_key, earlier_fingerprint, int(reply[2])
+        return SharedMatch(
+            accepted=verdict == "match",
+            key=earlier_key,
+            fingerprint=earlier_fingerprint,
+            distance=int(reply[2]),
+            stage=reply[3].decode(),
+            similarity=int(reply[4]) / 1000,
+        )
 
     def add(self, key: str, fingerprint: int) -> None:
         check_fingerprint(fingerprint)
