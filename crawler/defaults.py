@@ -59,6 +59,10 @@ DEDUP_LONG_THRESHOLD = 3
 #: Pages larger than this (bytes) are cut before extraction; counted in stats.
 DEDUP_MAX_PAGE_BYTES = 5_000_000
 
+#: A near match (either stage) drops an item only when the two texts' estimated
+#: word-pair Jaccard similarity (their MinHash signatures) is at least this.
+DEDUP_MIN_SIMILARITY = 0.5
+
 #: Below this many normalized characters, only exact duplicates are dropped.
 DEDUP_MIN_TEXT_CHARS = 50
 
@@ -82,6 +86,13 @@ DEDUP_REDIS_ON_ERROR = "stop"
 #: Redis server of the shared backends; ``None`` means ``REDIS_URL``, else
 #: ``REDIS_HOST``/``REDIS_PORT``, else ``redis://127.0.0.1:6379``.
 DEDUP_REDIS_URL: str | None = None
+
+#: Search long texts that the first stage did not match again, wider (verified
+#: like every near match).
+DEDUP_SECOND_STAGE = True
+
+#: The widest Hamming distance of the second stage (from the long threshold to 16).
+DEDUP_SECOND_STAGE_DISTANCE = 10
 
 #: Texts with fewer normalized characters than this are short.
 DEDUP_SHORT_TEXT_CHARS = 200

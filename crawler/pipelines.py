@@ -115,6 +115,8 @@ class NearDuplicatePipeline:
             "near": 0,
             "no_text": 0,
             "unchecked": 0,
+            "rejected": 0,
+            "refetched": 0,
         }
         self._redis_warned = False
 
@@ -144,6 +146,9 @@ class NearDuplicatePipeline:
             long_threshold=_threshold(settings, "DEDUP_LONG_THRESHOLD"),
             min_chars=settings.getint("DEDUP_MIN_TEXT_CHARS", defaults.DEDUP_MIN_TEXT_CHARS),
             fold_repeats=settings.getbool("DEDUP_FOLD_REPEATS", defaults.DEDUP_FOLD_REPEATS),
+            min_similarity=_min_similarity(settings),
+            second_stage=settings.getbool("DEDUP_SECOND_STAGE", defaults.DEDUP_SECOND_STAGE),
+            second_stage_distance=_second_stage_distance(settings),
             shared_index=shared_index,
         )
         audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
@@ -222,26 +227,40 @@ class NearDuplicatePipeline:
         self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
         if status != "ok":
             self.stats.inc_value(f"dedup/extract/{status}")
-        if decision is None:
+        if decision is None or not decision.normalized_length:
             self._count("no_text")
-            self._write_audit(url, "kept", "no_text", None, None)
+            self._write_audit(url, "kept", "no_text", decision, None)
             return item
         match = decision.match
         if match is None:
+            if decision.refetched:
+                self._count("refetched")
+                self._write_audit(url, "kept", "refetched", decision, None)
+                return item
             self._count("unique")
+            if decision.rejected is not None:
+                self._count("rejected")
             self._write_audit(url, "kept", "unique", decision, None)
             return item
         self._count(match.kind)
+        if match.stage == "second":
+            self.stats.inc_value("dedup/content/second_stage")
         if self.action == "mark":
             self._write_audit(url, "marked", match.kind, decision, match)
             adapter["duplicate_of"] = match.key
             adapter["distance"] = match.distance
             adapter["simhash"] = f"{decision.fingerprint:016x}"
+            adapter["similarity"] = match.similarity
             return item
         self._write_audit(url, "dropped", match.kind, decision, match)
+        how = (
+            "Hamming distance 0"
+            if match.kind == "exact"
+            else f"Hamming distance {match.distance}, {match.stage} stage, "
+            f"word-pair similarity {match.similarity:.2f}"
+        )
         raise DropItem(
-            f"{match.kind.capitalize()} duplicate of {match.key} "
-            f"(Hamming distance {match.distance}): {url}",
+            f"{match.kind.capitalize()} duplicate of {match.key} ({how}): {url}",
             log_level="INFO",
         )
 
@@ -299,7 +318,14 @@ class NearDuplicatePipeline:
             "matched_simhash": f"{match.fingerprint:016x}" if match else None,
             "text_length": decision.normalized_length if decision else 0,
             "threshold": decision.threshold if decision else None,
+            "stage": match.stage if match else None,
+            "similarity": match.similarity if match else None,
         }
+        if decision is not None and decision.rejected is not None:
+            # kept although a first- or second-stage candidate came close: both figures
+            record["rejected_url"] = decision.rejected.key
+            record["rejected_distance"] = decision.rejected.distance
+            record["rejected_similarity"] = decision.rejected.similarity
         self._audit.write(record)
 
     def summary(self) -> str:
@@ -309,6 +335,12 @@ class NearDuplicatePipeline:
             f"Content dedup: {counts['exact'] + counts['near']} items {dropped_or_marked} "
             f"(exact: {counts['exact']}, near: {counts['near']}), {counts['unique']} unique, "
             f"{counts['no_text']} without text"
+            + (
+                f", {counts['rejected']} kept although a fingerprint came close (verification)"
+                if counts["rejected"]
+                else ""
+            )
+            + (f", {counts['refetched']} fetched again" if counts["refetched"] else "")
             + (f", {counts['unchecked']} unchecked (Redis away)" if counts["unchecked"] else "")
         )
 
@@ -319,6 +351,26 @@ async def _in_thread(function: Callable[..., _T], *args: Any) -> _T:
         return await asyncio.to_thread(function, *args)
     result: _T = await deferToThread(function, *args)
     return result
+
+
+def _min_similarity(settings: Any) -> float:
+    value = settings.getfloat("DEDUP_MIN_SIMILARITY", defaults.DEDUP_MIN_SIMILARITY)
+    if not 0 <= value <= 1:
+        raise ValueError(
+            f"DEDUP_MIN_SIMILARITY={value!r} must be a number from 0 to 1 (the estimated "
+            "share of word pairs two texts have in common)"
+        )
+    return value
+
+
+def _second_stage_distance(settings: Any) -> int:
+    value = settings.getint("DEDUP_SECOND_STAGE_DISTANCE", defaults.DEDUP_SECOND_STAGE_DISTANCE)
+    if not 3 <= value <= 16:
+        raise ValueError(
+            f"DEDUP_SECOND_STAGE_DISTANCE={value!r} must be a Hamming distance from 3 to 16 "
+            "(the second stage probes each band one bit away: complete to 7 bits)"
+        )
+    return value
 
 
 def _threshold(settings: Any, name: str) -> int:

@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 #: Content reasons, in the order the report lists them.
-CONTENT_REASONS = ("exact", "near", "unique", "no_text")
+CONTENT_REASONS = ("exact", "near", "unique", "refetched", "no_text")
 CONTENT_REASON_LABELS = {
     "exact": "exact copy of an earlier page",
     "near": "near copy of an earlier page",
     "unique": "kept: text not seen before",
+    "refetched": "kept: the same page fetched again",
     "no_text": "kept: no main text to compare",
 }
 

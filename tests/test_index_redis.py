@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from crawler.index import SharedMatch
 from crawler.index.memory import DocumentTable, MemoryFingerprintIndex
 from crawler.index.redis import RedisContentIndex
 from crawler.neardup import NearDuplicateDetector
@@ -31,22 +32,96 @@ def flip(fingerprint: int, *bits: int) -> int:
     return fingerprint
 
 
+SIGNATURE = bytes(range(1, 65))
+
+
 def test_exact_near_and_new(redis_server):
     index = index_on(redis_server)
     base = 0x0123456789ABCDEF
-    assert index.check_and_add("a", base, b"h" * 16, 3) is None
-    assert index.check_and_add("b", base, b"h" * 16, 3) == ("exact", "a", base, 0)
+    assert index.check_and_add("a", base, b"h" * 16, 3, minhash=SIGNATURE) is None
+    assert index.check_and_add("b", base, b"h" * 16, 3) == SharedMatch(
+        True, "a", base, 0, "exact", 1.0
+    )
     near = flip(base, 1, 17, 40)
-    assert index.check_and_add("c", near, b"x" * 16, 3) == ("near", "a", base, 3)
-    assert index.check_and_add("d", near, b"x" * 16, 2) is None  # 3 bits > threshold 2
+    assert index.check_and_add("c", near, b"x" * 16, 3, minhash=SIGNATURE) == SharedMatch(
+        True, "a", base, 3, "first", 1.0
+    )
+    assert index.check_and_add("d", near, b"x" * 16, 2, minhash=SIGNATURE) is None  # 3 > 2
     assert len(index) == 2
+
+
+def test_a_near_match_is_verified_by_the_signatures(redis_server):
+    index = index_on(redis_server)
+    base = 0x0123456789ABCDEF
+    index.check_and_add("a", base, b"h" * 16, 3, minhash=SIGNATURE)
+    half = SIGNATURE[:32] + bytes(range(101, 133))  # 32 of 64 bytes agree: J about 0.5
+    other = bytes(range(101, 165))
+    near = flip(base, 5)
+    rejected = index.check_and_add(
+        "b", near, b"b" * 16, 3, minhash=other, min_similarity=0.5, add=False
+    )
+    assert rejected == SharedMatch(False, "a", base, 1, "first", 0.0)
+    accepted = index.check_and_add(
+        "c", near, b"c" * 16, 3, minhash=half, min_similarity=0.49, add=False
+    )
+    assert accepted is not None
+    assert (accepted.accepted, accepted.key, accepted.similarity) == (True, "a", 0.498)
+    # a rejected document is kept as new
+    assert index.check_and_add("d", near, b"d" * 16, 3, minhash=other, min_similarity=0.5)
+    assert len(index) == 2
+
+
+def test_the_second_stage_probes_bands_one_bit_away(redis_server):
+    index = index_on(redis_server)
+    base = 0x0123456789ABCDEF
+    index.check_and_add("a", base, b"h" * 16, 3, minhash=SIGNATURE)
+    # 7 bits: at most one in some band, so a one-bit-away probe finds it
+    far = flip(base, 0, 1, 16, 17, 32, 33, 48)
+    assert index.check_and_add("b", far, b"b" * 16, 3, minhash=SIGNATURE, add=False) is None
+    found = index.check_and_add(
+        "b", far, b"b" * 16, 3, minhash=SIGNATURE, second_stage_distance=10, add=False
+    )
+    assert found == SharedMatch(True, "a", base, 7, "second", 1.0)
+    assert (
+        index.check_and_add(
+            "c", far, b"c" * 16, 3, minhash=SIGNATURE, second_stage_distance=6, add=False
+        )
+        is None
+    )
+
+
+def test_the_detector_decides_alike_on_redis_and_in_memory(redis_server):
+    rng = random.Random(4)
+    texts = []
+    for number in range(40):
+        words = [f"w{rng.randrange(5000)}" for _ in range(rng.randint(300, 700))]
+        text = " ".join(words)
+        texts.append((f"doc-{number}", text))
+        if number % 3 == 0:
+            texts.append((f"print-{number}", "Printed on 3 May 2024 from https://x.test/a " + text))
+        if number % 4 == 0:
+            cut = len(words) // 3
+            texts.append((f"cut-{number}", " ".join(words[:cut] + words[cut + 40 :])))
+    rng.shuffle(texts)
+    shared = NearDuplicateDetector(shared_index=index_on(redis_server, "alike:content"))
+    memory = NearDuplicateDetector()
+    decisions = []
+    for key, text in texts:
+        on_redis, in_memory = shared.check(key, text), memory.check(key, text)
+        decisions.append(on_redis.match.key if on_redis.match else None)
+        assert on_redis.match == in_memory.match, key
+        assert on_redis.rejected == in_memory.rejected, key
+    # nearly every copy is found (a third of the text cut is a hard one)
+    assert sum(match is not None for match in decisions) >= len(texts) - 40 - 4
 
 
 def test_exact_only_for_short_texts(redis_server):
     index = index_on(redis_server)
     assert index.check_and_add("a", 7, b"s" * 16, None) is None
     assert index.check_and_add("b", flip(7, 3), b"t" * 16, 3) is None  # not in the bands
-    assert index.check_and_add("c", 7, b"s" * 16, None) == ("exact", "a", 7, 0)
+    assert index.check_and_add("c", 7, b"s" * 16, None) == SharedMatch(
+        True, "a", 7, 0, "exact", 1.0
+    )
 
 
 def test_query_matches_brute_force_and_memory_index(redis_server):

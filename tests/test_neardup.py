@@ -26,7 +26,14 @@ from crawler.index.memory import (
     MemoryFingerprintIndex,
     tail_limit,
 )
-from crawler.neardup import Decision, Match, NearDuplicateDetector, content_signature
+from crawler.neardup import (
+    DEFAULT_SECOND_STAGE_DISTANCE,
+    Decision,
+    Match,
+    NearDuplicateDetector,
+    TextFingerprint,
+    content_signature,
+)
 from crawler.persistence import StateFileError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -665,3 +672,134 @@ def test_100k_documents_take_less_than_128_bytes_each():
     per_document = (used - key_bytes) / count
     assert per_document < 128, f"{per_document:.1f} bytes a document without keys"
     assert per_document > 72  # the measurement is real: fingerprint and MinHash take 72
+
+
+# --- Verification and the second stage ----------------------------------------------------
+
+
+def index_page(rng: random.Random, entries: int = 300) -> str:
+    """An index page: one name a line, each followed by the same phrase."""
+    names = (
+        "".join(rng.choice("abcdefghijklmnop") for _ in range(rng.randint(3, 9)))
+        for _ in range(entries)
+    )
+    return "\n".join(f"{name}() (in module os)" for name in names)
+
+
+def test_a_first_stage_match_that_the_signatures_disagree_on_is_rejected():
+    detector = NearDuplicateDetector()
+    earlier, later = distinct_text(20, words=300), distinct_text(21, words=300)
+    assert detector.check_and_add("earlier", earlier) is None
+    # The later text gets the earlier one's SimHash (distance 0), as index pages of one
+    # site can; its MinHash stays its own.
+    own = detector.fingerprint(later)
+    same_simhash = TextFingerprint(
+        own.normalized_length, simhash(earlier), own.content_hash, own.minhash
+    )
+    decision = detector.check_fingerprinted("later", same_simhash)
+    assert (decision.match, decision.added) == (None, True)
+    assert decision.rejected is not None
+    assert (decision.rejected.key, decision.rejected.distance) == ("earlier", 0)
+    assert (decision.rejected.stage, decision.rejected.kind) == ("first", "near")
+    assert decision.rejected.similarity < 0.2
+    assert len(detector) == 2
+    # without verification the same look-up drops it
+    trusting = NearDuplicateDetector(min_similarity=0.0)
+    trusting.check_and_add("earlier", earlier)
+    match = trusting.check_fingerprinted("later", same_simhash).match
+    assert match is not None
+    assert (match.key, match.distance) == ("earlier", 0)
+
+
+def test_index_pages_of_one_repeated_phrase_are_far_apart_and_both_kept():
+    rng = random.Random(5)
+    first, second = index_page(rng), index_page(rng)
+    # weights grow with the logarithm of a count: the phrase does not decide the fingerprint
+    assert hamming_distance(simhash(first), simhash(second)) > DEFAULT_SECOND_STAGE_DISTANCE
+    detector = NearDuplicateDetector()
+    assert detector.check_and_add("index-a", first) is None
+    assert detector.check_and_add("index-n", second) is None
+    assert len(detector) == 2
+
+
+def printed_copy(text: str) -> str:
+    return "Printed on 12 March 2024 at 14:05 UTC from https://example.org/articles/long\n" + text
+
+
+def test_the_second_stage_finds_a_copy_past_the_first_stage_threshold():
+    rng = random.Random(8)
+    found = second = 0
+    for number in range(30):
+        original = distinct_text(100 + number, words=rng.randint(400, 900))
+        copy = printed_copy(original)
+        detector = NearDuplicateDetector()
+        detector.check_and_add("original", original)
+        decision = detector.check("copy", copy)
+        distance = hamming_distance(simhash(original), simhash(copy))
+        if decision.match is not None:
+            found += 1
+            assert decision.match.key == "original"
+            assert decision.match.stage == ("first" if distance <= 3 else "second")
+            second += decision.match.stage == "second"
+        first_only = NearDuplicateDetector(second_stage=False)
+        first_only.check_and_add("original", original)
+        if distance > 3:
+            assert first_only.check_and_add("copy", copy) is None
+    assert found == 30
+    assert second > 0  # the header line moved some fingerprints past 3 bits
+
+
+def test_the_second_stage_is_for_long_texts_only():
+    detector = NearDuplicateDetector()
+    assert detector.second_stage_for(150) is None
+    assert detector.second_stage_for(5000) == DEFAULT_SECOND_STAGE_DISTANCE
+    assert NearDuplicateDetector(second_stage=False).second_stage_for(5000) is None
+
+
+@pytest.mark.parametrize("text", ["", "   ", "!!! ... ???", "\u200b"])
+def test_empty_texts_are_never_duplicates(text):
+    detector = NearDuplicateDetector(min_chars=0)
+    first = detector.check("first", text)
+    second = detector.check("second", text)
+    assert (first.match, first.added, second.match, second.added) == (None, False, None, False)
+    assert len(detector) == 0
+
+
+def test_a_page_fetched_again_is_not_its_own_copy():
+    detector = NearDuplicateDetector()
+    text = distinct_text(30)
+    assert detector.check_and_add("https://a.test/page", text) is None
+    again = detector.check("https://a.test/page", text + " Updated.")
+    assert (again.match, again.refetched, again.added) == (None, True, False)
+    assert len(detector) == 1
+    other = detector.check("https://a.test/copy", text)
+    assert other.match is not None
+    assert other.match.key == "https://a.test/page"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("min_similarity", 1.5),
+        ("min_similarity", -0.1),
+        ("second_stage_distance", 2),
+        ("second_stage_distance", 17),
+    ],
+)
+def test_bad_verification_options_are_refused(option, value):
+    with pytest.raises(ValueError, match=option):
+        NearDuplicateDetector(**{option: value})
+
+
+def test_the_signature_survives_a_restart(tmp_path):
+    text = distinct_text(40, words=600)
+    with NearDuplicateDetector() as detector:
+        detector.open(tmp_path)
+        detector.check_and_add("original", text)
+    restarted = NearDuplicateDetector()
+    restarted.open(tmp_path)
+    match = restarted.check_and_add("copy", printed_copy(text))
+    restarted.close()
+    assert match is not None
+    assert match.key == "original"
+    assert match.similarity >= restarted.min_similarity
