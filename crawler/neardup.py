@@ -18,8 +18,10 @@ commands. For each text it:
    signatures agree (:func:`crawler.fingerprints.estimated_jaccard` at least
    ``min_similarity``): two different pages can share a fingerprint (index pages made of
    one repeated phrase, long articles on one topic), they hardly share half of their
-   word pairs. A candidate it rejects is reported (:attr:`Decision.rejected`) and the
-   text is kept as new;
+   word pairs; and only when neither names a number the other lacks
+   (:func:`crawler.fingerprints.numbers_conflict`: two product pages of one template,
+   500 GB and 1000 GB, share nearly all their words). A candidate it rejects is
+   reported (:attr:`Decision.rejected`) and the text is kept as new;
 6. keeps the document when it matched nothing. A duplicate is **not** kept: the earlier
    document stays the one later copies are compared with, so a chain of small edits
    cannot drift away from it one step at a time.
@@ -93,7 +95,10 @@ class Match:
     * ``stage``: what found it: ``"exact"`` (content hash), ``"first"`` (the banded
       look-up within the threshold) or ``"second"`` (the wider search);
     * ``similarity``: the estimated word-pair Jaccard similarity of the two texts from
-      their MinHash signatures (``1.0`` for exact).
+      their MinHash signatures (``1.0`` for exact);
+    * ``numbers_differ``: each text names a number the other lacks (a size, a SKU, a
+      version: :func:`crawler.fingerprints.numbers_conflict`), which makes a candidate
+      another page however similar its words.
     """
 
     key: str
@@ -102,6 +107,7 @@ class Match:
     fingerprint: int
     stage: Stage = "exact"
     similarity: float = 1.0
+    numbers_differ: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,7 @@ class TextFingerprint:
     fingerprint: int
     content_hash: bytes
     minhash: bytes = bytes(fingerprints.MINHASH_BYTES)
+    numbers: int = 0
 
 
 def fingerprint_text(
@@ -158,6 +165,7 @@ def fingerprint_normalized(normalized: str) -> TextFingerprint:
         fingerprint=fingerprints.simhash_of_counts(features),
         content_hash=fingerprints.content_hash(normalized),
         minhash=fingerprints.minhash_of_features(features),
+        numbers=fingerprints.numbers_signature(normalized),
     )
 
 
@@ -378,6 +386,7 @@ class NearDuplicateDetector:
                         text_fingerprint.content_hash,
                         near_indexed=threshold is not None,
                         minhash=text_fingerprint.minhash,
+                        numbers=text_fingerprint.numbers,
                     )
         refetched = match is not None and match.key == key
         return Decision(
@@ -412,6 +421,7 @@ class NearDuplicateDetector:
             threshold,
             add=add,
             minhash=text_fingerprint.minhash,
+            numbers=text_fingerprint.numbers,
             min_similarity=self.min_similarity,
             second_stage_distance=self.second_stage_for(text_fingerprint.normalized_length),
         )
@@ -429,6 +439,7 @@ class NearDuplicateDetector:
             fingerprint=found.fingerprint,
             stage=stage,
             similarity=found.similarity,
+            numbers_differ=found.numbers_differ,
         )
         return (match, None) if found.accepted else (None, match)
 
@@ -464,12 +475,15 @@ class NearDuplicateDetector:
         )
         rejected: Match | None = None
         verified = 0
-        for key, fingerprint, distance, minhash in candidates:
+        for key, fingerprint, distance, minhash, numbers in candidates:
             if distance <= tried_within:
                 continue
             similarity = fingerprints.estimated_jaccard(text_fingerprint.minhash, minhash)
-            candidate = Match(key, distance, "near", fingerprint, stage, round(similarity, 3))
-            if similarity >= self.min_similarity and any(minhash):
+            numbers_differ = fingerprints.numbers_conflict(text_fingerprint.numbers, numbers)
+            candidate = Match(
+                key, distance, "near", fingerprint, stage, round(similarity, 3), numbers_differ
+            )
+            if similarity >= self.min_similarity and any(minhash) and not numbers_differ:
                 return candidate, None
             if rejected is None:
                 rejected = candidate
@@ -501,6 +515,7 @@ class NearDuplicateDetector:
         *,
         near_indexed: bool = True,
         minhash: bytes | None = None,
+        numbers: int = 0,
     ) -> None:
         """Keep a document whose fingerprint and content hash are already known, without
         looking it up (e.g. to load documents fingerprinted elsewhere).
@@ -509,7 +524,14 @@ class NearDuplicateDetector:
         texts shorter than ``min_chars``.
         """
         with self._lock:
-            self._add(key, fingerprint, content_hash, near_indexed=near_indexed, minhash=minhash)
+            self._add(
+                key,
+                fingerprint,
+                content_hash,
+                near_indexed=near_indexed,
+                minhash=minhash,
+                numbers=numbers,
+            )
 
     def _add(
         self,
@@ -519,19 +541,25 @@ class NearDuplicateDetector:
         *,
         near_indexed: bool,
         minhash: bytes | None,
+        numbers: int = 0,
     ) -> None:
         if self._state is not None:
             self._state.add(
-                key, fingerprint, content_hash, near_indexed=near_indexed, minhash=minhash
+                key,
+                fingerprint,
+                content_hash,
+                near_indexed=near_indexed,
+                minhash=minhash,
+                numbers=numbers,
             )
             return
         if isinstance(self.content_hashes, MemoryContentHashTable):
-            self.content_hashes.add(content_hash, key, fingerprint, minhash)
+            self.content_hashes.add(content_hash, key, fingerprint, minhash, numbers)
         else:
             self.content_hashes.add(content_hash, key, fingerprint)
         if near_indexed:
             if isinstance(self.index, MemoryFingerprintIndex):
-                self.index.add(key, fingerprint, minhash)
+                self.index.add(key, fingerprint, minhash, numbers)
             else:
                 self.index.add(key, fingerprint)
 

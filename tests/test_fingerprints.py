@@ -29,12 +29,17 @@ from crawler.fingerprints import (
     CJK_NGRAM,
     FINGERPRINT_BITS,
     FINGERPRINT_VERSION,
+    MINHASH_BYTES,
     WORD_NGRAMS,
     content_hash,
     describe,
+    estimated_jaccard,
     fold_repeated_block,
     hamming_distance,
+    minhash_of_features,
     normalize_text,
+    numbers_conflict,
+    numbers_signature,
     simhash,
     simhash_of_features,
     simhash_of_normalized,
@@ -735,3 +740,80 @@ def test_corpus_long_articles_with_a_replaced_paragraph_are_mostly_near(
         within += detector.check_and_add("changed", changed) is not None
     assert len(long_articles) >= 40
     assert within / len(long_articles) >= 0.8
+
+
+# -- MinHash signature ------------------------------------------------------------------------
+
+
+def word_pairs(first: int, count: int) -> list[str]:
+    return [f"w{i} w{i + 1}" for i in range(first, first + count)]
+
+
+@pytest.mark.parametrize("size", [30, 80, 150, 400, 2000])
+def test_minhash_of_a_copy_with_a_few_more_features_is_close(size: int) -> None:
+    """A copy with 2% more word pairs: with few features some of the 64 bins stay empty
+    in one signature and not in the other, and the bins both filled must still agree."""
+    original = word_pairs(0, size)
+    copy = original + word_pairs(10**6, max(1, size // 50))
+    true_jaccard = size / len(copy)
+    assert estimated_jaccard(minhash_of_features(original), minhash_of_features(copy)) >= (
+        true_jaccard - 0.15
+    )
+
+
+def test_minhash_of_a_text_with_one_pair_more_is_close() -> None:
+    """One more word pair can fill the last empty bin of a signature: the bins that were
+    filled before must keep their bytes (those borrowed by empty bins may change)."""
+    closest = 1.0
+    for size in range(200, 420, 20):
+        original = word_pairs(0, size)
+        signature = minhash_of_features(original)
+        for extra in range(100):
+            longer = minhash_of_features([*original, f"extra {extra}"])
+            closest = min(closest, estimated_jaccard(signature, longer))
+    assert closest >= 0.8
+
+
+def test_minhash_estimates_jaccard_across_similarities() -> None:
+    errors = []
+    for shared in range(0, 301, 30):
+        first = word_pairs(0, 300)
+        second = word_pairs(300 - shared, 300)
+        true_jaccard = shared / (600 - shared)
+        estimate = estimated_jaccard(minhash_of_features(first), minhash_of_features(second))
+        errors.append(abs(estimate - true_jaccard))
+    assert max(errors) < 0.2
+    assert sum(errors) / len(errors) < 0.08
+
+
+def test_minhash_of_nothing_and_of_one_feature() -> None:
+    assert minhash_of_features([]) == bytes(MINHASH_BYTES)
+    one = minhash_of_features(["only pair"])
+    assert len(one) == MINHASH_BYTES and any(one)
+    assert estimated_jaccard(one, minhash_of_features(["only pair"])) == 1.0
+    assert estimated_jaccard(one, minhash_of_features(["other pair"])) < 0.2
+
+
+def test_estimated_jaccard_refuses_signatures_of_other_sizes() -> None:
+    with pytest.raises(ValueError, match="same non-zero size"):
+        estimated_jaccard(bytes(64), bytes(32))
+
+
+# -- numbers that identify things -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "conflict"),
+    [
+        ("wd blue 500 gb sku wd5000azlx", "wd blue 1000 gb sku wd10ezex", True),
+        ("release 2 3 notes", "release 2 4 notes", True),
+        ("the article text 42 pages", "printed on 0 from the article text 42 pages", False),
+        ("posted 0 by the editor", "posted 0 by the editor 0 views", False),
+        ("no numbers here", "nor here", False),
+        ("a list of 3 things", "a list of things", False),  # a number dropped, none added
+    ],
+)
+def test_numbers_conflict(first: str, second: str, conflict: bool) -> None:
+    a, b = numbers_signature(first), numbers_signature(second)
+    assert numbers_conflict(a, b) is conflict
+    assert numbers_conflict(b, a) is conflict

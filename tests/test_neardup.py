@@ -643,12 +643,13 @@ def test_only_a_new_in_memory_detector_can_be_opened(tmp_path):
 # --- Memory -----------------------------------------------------------------------------
 
 
-def test_100k_documents_take_less_than_128_bytes_each():
+def test_100k_documents_take_less_than_136_bytes_each():
     """What is measured: every byte the detector's storage allocates (tracemalloc, current
     size after the adds) for 100,000 documents added through ``add_fingerprinted``: the
     document table (with its 64-byte MinHash signatures), the fingerprint index and the
     content-hash table, minus the UTF-8 bytes of the keys themselves (the caller's key
-    strings are not kept)."""
+    strings are not kept). 116 bytes a document, plus the 1 MiB of band tables (10 bytes
+    a document here, 1 at a million) and array slack."""
     count = 100_000
     rng = random.Random(3)
     keys = [f"https://example.com/articles/{number}" for number in range(count)]
@@ -670,8 +671,8 @@ def test_100k_documents_take_less_than_128_bytes_each():
     assert isinstance(detector.index, MemoryFingerprintIndex)
     assert detector.index.documents.key_bytes == key_bytes
     per_document = (used - key_bytes) / count
-    assert per_document < 128, f"{per_document:.1f} bytes a document without keys"
-    assert per_document > 72  # the measurement is real: fingerprint and MinHash take 72
+    assert per_document < 136, f"{per_document:.1f} bytes a document without keys"
+    assert per_document > 80  # the measurement is real: the three signatures take 80
 
 
 # --- Verification and the second stage ----------------------------------------------------

@@ -76,6 +76,7 @@ class SharedMatch:
     distance: int
     stage: str
     similarity: float
+    numbers_differ: bool = False
 
 
 class SharedContentIndex(FingerprintIndex, Protocol):
@@ -91,6 +92,7 @@ class SharedContentIndex(FingerprintIndex, Protocol):
         *,
         add: bool = True,
         minhash: bytes | None = None,
+        numbers: int = 0,
         min_similarity: float = 0.0,
         second_stage_distance: int | None = None,
         max_candidates: int = 32,

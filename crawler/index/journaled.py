@@ -23,9 +23,9 @@ logger = logging.getLogger(__name__)
 
 KIND = "content-index"
 CONTENT_HASH_BYTES = 16
-#: Journal record: document number, fingerprint, content hash, MinHash signature, flags;
-#: then the key (UTF-8).
-_RECORD = struct.Struct(f">QQ{CONTENT_HASH_BYTES}s{MINHASH_BYTES}sB")
+#: Journal record: document number, fingerprint, content hash, MinHash signature, numbers
+#: signature, flags; then the key (UTF-8).
+_RECORD = struct.Struct(f">QQ{CONTENT_HASH_BYTES}s{MINHASH_BYTES}sQB")
 _NEAR_INDEXED = 0x01
 
 
@@ -35,7 +35,7 @@ class JournaledContentIndex:
     * ``content-index.snapshot`` holds every document, replaced atomically every
       *snapshot_every* new documents and at :meth:`close`;
     * ``content-index.journal`` gets each new document as it is added (key, fingerprint,
-      full content hash, MinHash signature), so ``kill -9`` loses none;
+      full content hash, MinHash and numbers signatures), so ``kill -9`` loses none;
     * both record *signature*: a state directory written with other fingerprint rules
       raises :class:`~crawler.persistence.StateFileError` naming the difference, and a
       corrupt file is reported, never reset.
@@ -113,7 +113,9 @@ class JournaledContentIndex:
         """Adds one journal record to the loaded documents, in order."""
 
         def replay(record: bytes) -> None:
-            number, fingerprint, content_hash, minhash, near_indexed, key = self._decode(record)
+            number, fingerprint, content_hash, minhash, numbers, near_indexed, key = self._decode(
+                record
+            )
             if number < snapshot_documents:
                 return  # journaled before the snapshot that already holds it
             if number != len(self.content_hashes):
@@ -121,7 +123,7 @@ class JournaledContentIndex:
                     f"{self.journal.path} is corrupt: document {number} follows "
                     f"document {len(self.content_hashes) - 1}"
                 )
-            self._add_in_memory(key, fingerprint, content_hash, minhash, near_indexed)
+            self._add_in_memory(key, fingerprint, content_hash, minhash, numbers, near_indexed)
 
         return replay
 
@@ -143,22 +145,29 @@ class JournaledContentIndex:
         except (KeyError, TypeError, ValueError) as exc:
             raise StateFileError(f"{self.snapshot_path} is corrupt: {exc}") from exc
 
-    def _decode(self, record: bytes) -> tuple[int, int, bytes, bytes, bool, str]:
+    def _decode(self, record: bytes) -> tuple[int, int, bytes, bytes, int, bool, str]:
         if len(record) < _RECORD.size:
             raise StateFileError(
                 f"{self.journal.path} is corrupt: a record of {len(record)} bytes, "
                 f"shorter than the {_RECORD.size} of its fixed part"
             )
-        number, fingerprint, content_hash, minhash, flags = _RECORD.unpack_from(record)
+        number, fingerprint, content_hash, minhash, numbers, flags = _RECORD.unpack_from(record)
         key = record[_RECORD.size :].decode("utf-8", "surrogatepass")
-        return number, fingerprint, content_hash, minhash, bool(flags & _NEAR_INDEXED), key
+        near_indexed = bool(flags & _NEAR_INDEXED)
+        return number, fingerprint, content_hash, minhash, numbers, near_indexed, key
 
     def _add_in_memory(
-        self, key: str, fingerprint: int, content_hash: bytes, minhash: bytes, near_indexed: bool
+        self,
+        key: str,
+        fingerprint: int,
+        content_hash: bytes,
+        minhash: bytes,
+        numbers: int,
+        near_indexed: bool,
     ) -> None:
-        self.content_hashes.add(content_hash, key, fingerprint, minhash)
+        self.content_hashes.add(content_hash, key, fingerprint, minhash, numbers)
         if near_indexed:
-            self.index.add(key, fingerprint, minhash)
+            self.index.add(key, fingerprint, minhash, numbers)
 
     def add(
         self,
@@ -168,6 +177,7 @@ class JournaledContentIndex:
         *,
         near_indexed: bool,
         minhash: bytes | None = None,
+        numbers: int = 0,
     ) -> None:
         """Add a document to the content-hash table (and to the fingerprint index when
         *near_indexed*); it survives a kill of the process once this returns."""
@@ -180,10 +190,10 @@ class JournaledContentIndex:
         if minhash is None:
             minhash = bytes(MINHASH_BYTES)
         number = len(self.content_hashes)
-        self._add_in_memory(key, fingerprint, content_hash, minhash, near_indexed)
+        self._add_in_memory(key, fingerprint, content_hash, minhash, numbers, near_indexed)
         flags = _NEAR_INDEXED if near_indexed else 0
         self.journal.append(
-            _RECORD.pack(number, fingerprint, content_hash, minhash, flags)
+            _RECORD.pack(number, fingerprint, content_hash, minhash, numbers, flags)
             + key.encode("utf-8", "surrogatepass")
         )
         self._since_snapshot += 1

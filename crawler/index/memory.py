@@ -4,15 +4,15 @@ Memory layout, per document (``n`` documents; arrays are numpy, grown by 1/16 at
 
 * :class:`DocumentTable`, one row per document, shared by the index and the table:
   fingerprint (8 bytes), MinHash signature (64 bytes: the second signature that verifies
-  a near match), end offset of its key in one UTF-8 byte string (4 bytes; 8 once the keys
-  pass 4 GiB), and the key's UTF-8 bytes themselves.
+  a near match), numbers signature (8 bytes), end offset of its key in one UTF-8 byte
+  string (4 bytes; 8 once the keys pass 4 GiB), and the key's UTF-8 bytes themselves.
 * :class:`MemoryFingerprintIndex`: the document row of each entry (4 bytes) and, per band,
   the rows sorted by that band's 16-bit value (4 x 4 bytes) with a table of where each of
   the 65,536 band values starts (4 x 256 KiB, whatever the number of documents).
 * :class:`MemoryContentHashTable`: the first 8 bytes of each content hash (8 bytes) and the
   document row (4 bytes), sorted by hash.
 
-That is 108 bytes a document plus the key bytes and 1 MiB (``bench/neardup_index.py``
+That is 116 bytes a document plus the key bytes and 1 MiB (``bench/neardup_index.py``
 measures it with tracemalloc, array slack included), where
 ``simhash.SimhashIndex`` spends about a kilobyte. Both structures take new entries into a
 small unsorted *tail* that queries scan with vectorized numpy; once the tail holds about
@@ -138,8 +138,11 @@ class DocumentTable:
         self._key_ends = _Column(np.uint32)
         self._fingerprints = _Column(np.uint64)
         self._minhashes = bytearray()
+        self._numbers = _Column(np.uint64)
 
-    def add(self, key: str, fingerprint: int, minhash: bytes | None = None) -> int:
+    def add(
+        self, key: str, fingerprint: int, minhash: bytes | None = None, numbers: int = 0
+    ) -> int:
         if minhash is None:
             minhash = _NO_MINHASH
         elif len(minhash) != MINHASH_BYTES:
@@ -159,6 +162,7 @@ class DocumentTable:
         self._key_ends.append(end)
         self._fingerprints.append(fingerprint)
         self._minhashes += minhash
+        self._numbers.append(numbers)
         return rows
 
     def _key_start(self, row: int) -> int:
@@ -176,6 +180,10 @@ class DocumentTable:
         if not 0 <= row < len(self):
             raise IndexError(row)
         return bytes(self._minhashes[row * MINHASH_BYTES : (row + 1) * MINHASH_BYTES])
+
+    def numbers(self, row: int) -> int:
+        """The numbers signature of *row* (:func:`crawler.fingerprints.numbers_signature`)."""
+        return self._numbers.item(row)
 
     def fingerprints(self) -> NDArray[np.uint64]:
         """All fingerprints by row, without a copy (valid until the next :meth:`add`)."""
@@ -198,6 +206,7 @@ class DocumentTable:
                 bytes(self._key_bytes),
                 self._fingerprints.view().astype("<u8").tobytes(),
                 bytes(self._minhashes),
+                self._numbers.view().astype("<u8").tobytes(),
             )
         )
 
@@ -213,7 +222,8 @@ class DocumentTable:
         keys_at = ends_at + rows * end_width
         fingerprints_at = keys_at + key_bytes
         minhashes_at = fingerprints_at + rows * 8
-        expected = minhashes_at + rows * MINHASH_BYTES
+        numbers_at = minhashes_at + rows * MINHASH_BYTES
+        expected = numbers_at + rows * 8
         if len(payload) != expected:
             raise ValueError(
                 f"document table of {rows} rows and {key_bytes} key bytes has "
@@ -228,7 +238,10 @@ class DocumentTable:
         documents._fingerprints = _Column(
             np.uint64, np.frombuffer(payload, dtype="<u8", count=rows, offset=fingerprints_at)
         )
-        documents._minhashes = bytearray(payload[minhashes_at:expected])
+        documents._minhashes = bytearray(payload[minhashes_at:numbers_at])
+        documents._numbers = _Column(
+            np.uint64, np.frombuffer(payload, dtype="<u8", count=rows, offset=numbers_at)
+        )
         return documents
 
 
@@ -289,9 +302,11 @@ class MemoryFingerprintIndex:
         # memoryview indexing returns a Python int without numpy's scalar overhead.
         self._band_start_views = [starts.data for starts in self._band_starts]
 
-    def add(self, key: str, fingerprint: int, minhash: bytes | None = None) -> None:
+    def add(
+        self, key: str, fingerprint: int, minhash: bytes | None = None, numbers: int = 0
+    ) -> None:
         check_fingerprint(fingerprint)
-        row = self.documents.add(key, fingerprint, minhash)
+        row = self.documents.add(key, fingerprint, minhash, numbers)
         if len(self._entry_rows) and self._entry_rows.last() == row:
             return
         self._entry_rows.append(row)
@@ -333,8 +348,8 @@ class MemoryFingerprintIndex:
 
     def search(
         self, fingerprint: int, max_distance: int, *, probe_neighbours: bool = False
-    ) -> list[tuple[str, int, int, bytes]]:
-        """Return ``(key, fingerprint, distance, minhash)`` of documents within
+    ) -> list[tuple[str, int, int, bytes, int]]:
+        """Return ``(key, fingerprint, distance, minhash, numbers)`` of documents within
         *max_distance* bits, in :meth:`query` order.
 
         - Without *probe_neighbours*, as :meth:`query`: every document within 3 bits.
@@ -351,7 +366,13 @@ class MemoryFingerprintIndex:
             check_max_distance(max_distance)
         documents = self.documents
         return [
-            (documents.key(row), documents.fingerprint(row), distance, documents.minhash(row))
+            (
+                documents.key(row),
+                documents.fingerprint(row),
+                distance,
+                documents.minhash(row),
+                documents.numbers(row),
+            )
             for distance, row in self._search(fingerprint, max_distance, probe_neighbours)
         ]
 
@@ -483,12 +504,17 @@ class MemoryContentHashTable:
         self._tail_rows = _Column(np.uint32)
 
     def add(
-        self, content_hash: bytes, key: str, fingerprint: int, minhash: bytes | None = None
+        self,
+        content_hash: bytes,
+        key: str,
+        fingerprint: int,
+        minhash: bytes | None = None,
+        numbers: int = 0,
     ) -> None:
         check_fingerprint(fingerprint)
         prefix = content_hash_prefix(content_hash)
         self._tail_prefixes.append(prefix)
-        self._tail_rows.append(self.documents.add(key, fingerprint, minhash))
+        self._tail_rows.append(self.documents.add(key, fingerprint, minhash, numbers))
         if len(self._tail_rows) >= tail_limit(len(self._sorted_rows)):
             self._merge_tail()
 

@@ -2,8 +2,8 @@
 
 Same banded layout as the in-memory index (:mod:`crawler.index`): each kept
 document is a *member*, its 8-byte big-endian fingerprint, its 64-byte MinHash
-signature and its key, stored in one Redis set per (band, 16-bit band value),
-and in a hash from content hash to member for exact duplicates. Look-up
+signature, its 8-byte numbers signature and its key, stored in one Redis set per
+(band, 16-bit band value), and in a hash from content hash to member for exact duplicates. Look-up
 (both stages), verification of a candidate by its MinHash and insert are one
 Lua call, so two workers that fetch the same article at the same moment keep
 exactly one copy. All keys share one hash tag (``{base}``), so the index also
@@ -58,6 +58,15 @@ local function similarity(a, b)
   if j > 1 then return 1 end
   return j
 end
+local function numbers_differ(a, b)
+  local a_only, b_only = false, false
+  for i = 73, 80 do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if bit.band(x, bit.bnot(y)) ~= 0 then a_only = true end
+    if bit.band(y, bit.bnot(x)) ~= 0 then b_only = true end
+  end
+  return a_only and b_only
+end
 local function nearest(fingerprint, band_keys, max_distance)
   local best, best_distance = false, max_distance + 1
   for _, band_key in ipairs(band_keys) do
@@ -75,7 +84,8 @@ end
 #: sets one bit away. ARGV: content hash, probe member (fingerprint and MinHash),
 #: key, threshold (-1: exact check only), add (1/0), min similarity, second-stage
 #: radius (-1: none), candidates verified at most per stage.
-#: Returns {verdict, member, distance, stage, similarity in thousandths} for a
+#: Returns {verdict, member, distance, stage, similarity in thousandths, numbers
+#: differ (1/0)} for a
 #: match ('match') or, when the document is new, the nearest candidate that
 #: verification rejected ('rejected'); {'new', added} when there was none.
 CHECK_AND_ADD = (
@@ -84,7 +94,7 @@ CHECK_AND_ADD = (
 local probe = ARGV[2]
 local member = redis.call('HGET', KEYS[1], ARGV[1])
 if member and string.sub(member, 1, 8) == string.sub(probe, 1, 8) then
-  return {'match', member, 0, 'exact', 1000}
+  return {'match', member, 0, 'exact', 1000, 0}
 end
 local threshold = tonumber(ARGV[4])
 local min_similarity = tonumber(ARGV[6])
@@ -109,8 +119,9 @@ local function verified(first_key, last_key, min_distance, max_distance, stage)
   for i = 1, math.min(#found, most) do
     local d, candidate = found[i][1], found[i][2]
     local j = similarity(probe, candidate)
-    local reply = {'match', candidate, d, stage, math.floor(j * 1000 + 0.5)}
-    if j >= min_similarity and string.sub(candidate, 9, 8 + """
+    local differ = numbers_differ(probe, candidate)
+    local reply = {'match', candidate, d, stage, math.floor(j * 1000 + 0.5), differ and 1 or 0}
+    if j >= min_similarity and not differ and string.sub(candidate, 9, 8 + """
     + str(MINHASH_BYTES)
     + """) ~= string.rep('\\0', """
     + str(MINHASH_BYTES)
@@ -177,13 +188,14 @@ redis.call('INCR', KEYS[5])
 """
 
 
-_KEY_AT = 8 + MINHASH_BYTES
+_KEY_AT = 8 + MINHASH_BYTES + 8
 
 
-def _member(fingerprint: int, key: str, minhash: bytes | None = None) -> bytes:
+def _member(fingerprint: int, key: str, minhash: bytes | None = None, numbers: int = 0) -> bytes:
     return (
         fingerprint.to_bytes(8, "big")
         + (bytes(MINHASH_BYTES) if minhash is None else minhash)
+        + numbers.to_bytes(8, "big")
         + key.encode("utf-8", "surrogatepass")
     )
 
@@ -239,6 +251,7 @@ class RedisContentIndex:
         *,
         add: bool = True,
         minhash: bytes | None = None,
+        numbers: int = 0,
         min_similarity: float = 0.0,
         second_stage_distance: int | None = None,
         max_candidates: int = 32,
@@ -257,7 +270,7 @@ class RedisContentIndex:
         band_keys = self.band_keys(fingerprint)
         if threshold is not None and second_stage_distance is not None:
             band_keys += self.probe_band_keys(fingerprint)
-        probe = _member(fingerprint, "", minhash)
+        probe = _member(fingerprint, "", minhash, numbers)
         reply = self.connection.call(
             self.connection.script(CHECK_AND_ADD),
             keys=[self.exact_key, self.count_key, *band_keys],
@@ -283,6 +296,7 @@ class RedisContentIndex:
             distance=int(reply[2]),
             stage=reply[3].decode(),
             similarity=int(reply[4]) / 1000,
+            numbers_differ=bool(int(reply[5])),
         )
 
     def add(self, key: str, fingerprint: int) -> None:
