@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import http.client
 import itertools
 import json
@@ -26,10 +27,13 @@ from crawler.demo.site import (
     FBCLID_VALUE,
     GCLID_VALUE,
     LISTING_PAGE_SIZE,
+    MONTHS,
+    SITE_NAME,
     Variant,
     build_site,
     extract_hrefs,
 )
+from crawler.extract import main_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -40,6 +44,10 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 BROKEN_LINKS = {"/articles/deleted-story", "/files/brochure-2019.pdf"}
+PRINTED_LINE = re.compile(
+    r"Printed on (\d{1,2}) (January|February|March|April|May|June|July|August|September"
+    r"|October|November|December) (\d{4}) at ([01]\d|2[0-3]):[0-5]\d UTC from (\S+)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +126,7 @@ def test_every_resource_id_serves_itself(site: DemoSite) -> None:
 def test_resources_are_every_page_of_the_model(site: DemoSite) -> None:
     articles = [article.path for article in site.articles]
     listings = [f"/articles?page={n}&sort=new" for n in range(1, 5)]
+    assert list(site.listing_pages) == listings
     expected = {
         "/",
         "/about",
@@ -136,7 +145,7 @@ def test_resources_are_every_page_of_the_model(site: DemoSite) -> None:
         *site.near_duplicates,
     }
     assert site.resources == expected
-    assert len(site.resources) == 51
+    assert len(site.resources) == 55
 
 
 @pytest.mark.parametrize(
@@ -404,6 +413,7 @@ def test_copies_share_the_article_paragraphs(site: DemoSite) -> None:
     copies = site.near_duplicates
     assert sum(path.endswith("/print") for path in copies) == 6
     assert sum(path.startswith("/mirror/") for path in copies) == 5
+    assert sum(path.startswith("/amp/") for path in copies) == 4
     by_path = {article.path: article for article in site.articles}
     for copy, original in copies.items():
         article = by_path[original]
@@ -419,6 +429,97 @@ def test_copies_use_other_templates(site: DemoSite) -> None:
         if copy.startswith("/mirror/"):
             assert "Syndicate Weekly" in page
             assert '<div class="ad">Advertisement.' in page
+
+
+def test_copies_are_linked_only_from_their_original(site: DemoSite) -> None:
+    """A crawl meets a copy only after its original: what lets a crawl test predict
+    which member of each group is kept."""
+    linked_from: dict[str, set[str]] = {copy: set() for copy in site.near_duplicates}
+    for resource_id in site.resources:
+        for href in site.links_on(resource_id):
+            target = site.resolve(target_of(urljoin(site.url(resource_id), href))).resource_id
+            if target in linked_from:
+                linked_from[target].add(resource_id)
+    assert linked_from == {copy: {original} for copy, original in site.near_duplicates.items()}
+
+
+@pytest.mark.parametrize("port", [8080, 65535])
+def test_print_copies_carry_one_printed_on_line(port: int) -> None:
+    site = build_site(port=port)
+    by_path = {article.path: article for article in site.articles}
+    prints = {copy: path for copy, path in site.near_duplicates.items() if copy.endswith("/print")}
+    assert prints
+    for copy, original in prints.items():
+        page = site.resolve(copy).body.decode()
+        (line,) = [m for m in map(PRINTED_LINE.search, paragraphs_of(page.encode())) if m]
+        assert 60 <= len(line.group(0)) <= 150
+        assert line.group(5) == site.url(original)
+        day, month, year = int(line.group(1)), line.group(2), int(line.group(3))
+        printed = (year, MONTHS.index(month) + 1, day)
+        published = by_path[original].published
+        assert printed >= (published.year, published.month, published.day)
+        assert page.index(line.group(0)) > page.index("<article>")
+
+
+def test_the_printed_on_line_is_all_an_extractor_sees_added(site: DemoSite) -> None:
+    for copy, original in site.near_duplicates.items():
+        if not copy.endswith("/print"):
+            continue
+        first, *rest = main_text(site.resolve(copy).body, site.url(copy)).splitlines()
+        assert PRINTED_LINE.fullmatch(first)
+        assert rest == main_text(site.resolve(original).body, site.url(original)).splitlines()
+
+
+def test_print_lines_are_the_same_in_every_build_and_differ_between_copies(
+    site: DemoSite,
+) -> None:
+    def lines(of: DemoSite) -> list[str]:
+        found = []
+        for copy in sorted(of.near_duplicates):
+            match = PRINTED_LINE.search(of.resolve(copy).body.decode())
+            if match:
+                found.append(match.group(0))
+        return found
+
+    assert lines(site) == lines(build_site(port=8080))
+    assert len(set(lines(site))) == len(lines(site)) == 6
+
+
+def test_listing_pages_are_a_chronological_index(site: DemoSite) -> None:
+    pages = site.listing_pages
+    for number, listing in enumerate(pages, start=1):
+        page = site.resolve(listing).body.decode()
+        assert f"<title>All articles, page {number} of {len(pages)} | {SITE_NAME}</title>" in page
+        entries = [part.partition("</section>")[0] for part in page.split('class="teaser">')[1:]]
+        listed = [article for article in site.articles if article.listing_page == number]
+        assert len(entries) == len(listed) and 1 <= len(listed) <= LISTING_PAGE_SIZE
+        for entry, article in zip(entries, listed, strict=True):
+            published = article.published
+            (headline,) = re.findall(r"<h2>(.*?)</h2>", entry)
+            (href,) = extract_hrefs(headline)
+            assert site.resolve(target_of(urljoin(site.url(listing), href))).resource_id == (
+                article.path
+            )
+            assert f">{html.escape(article.title)}</a>" in headline
+            assert f"{MONTHS[published.month - 1]} {published.day}, {published.year}" in entry
+            assert f"By {article.author}" in entry
+            assert f"<p>{html.escape(article.paragraphs[0].split('. ')[0])}" in entry
+            assert f">Read more</a> (in section {article.section})</p>" in entry
+        assert [a.published for a in listed] == sorted((a.published for a in listed), reverse=True)
+
+
+def test_listing_pages_share_boilerplate_but_list_different_articles(site: DemoSite) -> None:
+    """What an extractor keeps of the index pages: the same intro and entry shape on
+    every page, and on each page the opening sentences of other articles."""
+    texts = [main_text(site.resolve(p).body, site.url(p)).splitlines() for p in site.listing_pages]
+    shared = set.intersection(*map(set, texts))
+    assert [line for line in shared if line.startswith(f"Every story published in {SITE_NAME}")]
+    openings = []
+    for lines in texts:
+        assert sum(line.startswith("Read more (in section ") for line in lines) == LISTING_PAGE_SIZE
+        openings.append({line for line in lines if line.endswith(".") and line not in shared})
+    for one, other in itertools.combinations(openings, 2):
+        assert len(one) >= LISTING_PAGE_SIZE and not one & other
 
 
 # -- the HTTP server --------------------------------------------------------------------------

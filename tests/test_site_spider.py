@@ -158,9 +158,9 @@ def predict_stock_crawl(site: DemoSite) -> StockCrawlPrediction:
 
 def test_prediction_of_the_default_site(demo_site_model: DemoSite) -> None:
     prediction = predict_stock_crawl(demo_site_model)
-    assert len(prediction.downloads) == 110
-    assert len(prediction.html_pages) == 102
-    assert len(demo_site_model.resources) == 51
+    assert len(prediction.downloads) == 114
+    assert len(prediction.html_pages) == 106
+    assert len(demo_site_model.resources) == 55
 
 
 # -- a real crawl -----------------------------------------------------------------------------
@@ -258,6 +258,6 @@ def test_broken_links_and_redirects_are_requested(stock_crawl: CrawlResult) -> N
     by_target = stock_crawl.hits["by_target"]
     assert by_target["/articles/deleted-story"] == 1
     assert by_target["/files/brochure-2019.pdf"] == 1
-    assert stock_crawl.hits["by_status"] == {"200": 105, "301": 3, "404": 2}
+    assert stock_crawl.hits["by_status"] == {"200": 109, "301": 3, "404": 2}
     assert {"/docs", "/guides", "/old-home"} <= set(by_target)
     assert "__demo" not in "".join(by_target)

@@ -6,8 +6,14 @@ download counts:
 - its pages link to the same resources through many *URL variants* (tracking parameters, host
   case, trailing slash, ``;jsessionid=`` path parameters, query order, fragments, absolute and
   relative hrefs), all of which :meth:`DemoSite.resolve` maps back to one resource;
-- some articles have a printer-friendly copy and a mirrored copy on a partner template: the same
-  paragraphs at a different URL, i.e. near duplicates of content.
+- some articles have a printer-friendly copy (the same paragraphs under a one-line
+  ``Printed on 17 July 2024 at 19:46 UTC from http://localhost:PORT/articles/<slug>``
+  header) and a mirrored copy on a partner template (the same paragraphs around an
+  advertisement): near duplicates of content at other URLs; and some a lightweight
+  (mobile) copy, other markup around the very same text: an exact duplicate of content;
+- the listing pages are a chronological index (headline, date, author, opening sentence,
+  "Read more (in section X)" for each article): they share boilerplate and phrasing, but
+  are distinct documents.
 
 Everything here is pure: no sockets, no Scrapy. :mod:`crawler.demo.server` serves it over HTTP.
 """
@@ -191,7 +197,18 @@ class _ViewCounter:
 
 _VIEWS = _ViewCounter()
 
-_Chunk: TypeAlias = "str | _Link | _ViewCounter"
+
+@dataclass(frozen=True)
+class _Address:
+    """Stands for the absolute URL of ``path``, spelled with the site's current host and port.
+
+    It is text, not a link: a crawler follows nothing from it.
+    """
+
+    path: str
+
+
+_Chunk: TypeAlias = "str | _Link | _ViewCounter | _Address"
 
 
 @dataclass
@@ -295,8 +312,24 @@ class DemoSite:
 
     @property
     def near_duplicates(self) -> dict[str, str]:
-        """Printer-friendly and mirrored copies: copy path -> original article path."""
+        """Printer-friendly, mirrored and lightweight copies: copy path -> original article
+        path.
+
+        A copy is linked only from its original article. A printer-friendly copy adds one
+        line to the article's text (``Printed on ... from <the article's URL>``); a mirror
+        adds an advertisement and a credit line; a lightweight copy has the same text.
+        """
         return dict(self._near_duplicates)
+
+    @property
+    def listing_pages(self) -> tuple[str, ...]:
+        """Resource ids of the index pages (``/articles?page=N&sort=new``), in page order.
+
+        They share their boilerplate and the shape of every entry, but list different
+        articles: distinct documents, not copies of each other.
+        """
+        count = -(-len(self.articles) // LISTING_PAGE_SIZE)
+        return tuple(_listing_path(number) for number in range(1, count + 1))
 
     @property
     def resources(self) -> frozenset[str]:
@@ -446,6 +479,8 @@ class DemoSite:
                 parts.append(f'<a href="{href}">{text}</a>')
             elif isinstance(chunk, _ViewCounter):
                 parts.append(f"{self._views(path_and_query)} views")
+            elif isinstance(chunk, _Address):
+                parts.append(html.escape(self.url(chunk.path)))
             else:
                 parts.append(chunk)
         return "".join(parts).encode("utf-8")
@@ -846,6 +881,10 @@ def _long_date(day: date) -> str:
     return f"{MONTHS[day.month - 1]} {day.day}, {day.year}"
 
 
+def _day_month_year(day: date) -> str:
+    return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
+
+
 class _SiteBuilder:
     """Generates every page of the site from the article count and the seed."""
 
@@ -876,6 +915,8 @@ class _SiteBuilder:
                 self.add_print_copy(article)
             if article.index % 5 == 2:
                 self.add_mirror_copy(article)
+            if article.index % 6 == 3:
+                self.add_lightweight_copy(article)
         self.add_about()
         self.add_contact()
         self.add_docs()
@@ -993,22 +1034,33 @@ class _SiteBuilder:
         self.full_page("/", "Home", body)
 
     def add_listing(self, number: int) -> None:
-        body: list[_Chunk] = [
-            f'<h1>Articles, page {number}</h1>\n<p class="meta">Newest first.</p>\n'
-        ]
+        """A page of the chronological index: six entries, each a headline linking to the
+        article, its date, author and opening sentence, and the same boilerplate on every page."""
         first = (number - 1) * LISTING_PAGE_SIZE
-        for article in self.articles[first : first + LISTING_PAGE_SIZE]:
-            meta = f"{article.published.isoformat()} &middot; {html.escape(article.author)}"
+        listed = self.articles[first : first + LISTING_PAGE_SIZE]
+        title = f"All articles, page {number} of {self.listing_pages}"
+        body: list[_Chunk] = [
+            f"<h1>{title}</h1>\n"
+            f'<p class="intro">Every story published in {SITE_NAME}, newest first, '
+            f"{LISTING_PAGE_SIZE} to a page. Each entry gives the headline, the date, the author "
+            "and the opening sentence; follow Read more for the whole story.</p>\n"
+            f'<p class="range">Stories {first + 1} to {first + len(listed)} of '
+            f"{len(self.articles)}, published from {_day_month_year(listed[-1].published)} "
+            f"to {_day_month_year(listed[0].published)}.</p>\n"
+        ]
+        for article in listed:
             body += [
                 '<section class="teaser">\n<h2>',
                 self.teaser_title(article),
-                f'</h2>\n<p class="meta">{meta} &middot; ',
+                f'</h2>\n<p class="meta">{_long_date(article.published)} &middot; '
+                f"By {html.escape(article.author)} &middot; ",
                 _link(article.path, f"{article.comments} comments", fragment="comments"),
-                f"</p>\n<p>{html.escape(_first_sentence(article.paragraphs[0]))}</p>\n",
+                f"</p>\n<p>{html.escape(_first_sentence(article.paragraphs[0]))}</p>\n"
+                '<p class="more">',
                 _link(article.path, "Read more"),
-                "\n</section>\n",
+                f" (in section {article.section})</p>\n</section>\n",
             ]
-        body.append('<nav class="pagination">')
+        body.append(f'<nav class="pagination">Page {number} of {self.listing_pages}: ')
         if number == 3:
             body.append(_listing_link(2, "Previous", Variant.HOST_CASE, Variant.QUERY_ORDER))
         elif number > 1:
@@ -1018,7 +1070,7 @@ class _SiteBuilder:
             order = (Variant.QUERY_ORDER,) if number % 2 == 0 else ()
             body.append(_listing_link(number + 1, "Next", *order))
         body.append("</nav>\n")
-        self.full_page(_listing_path(number), f"Articles, page {number}", body)
+        self.full_page(_listing_path(number), title, body)
 
     def teaser_title(self, article: Article) -> _Link:
         """The title link of a listing teaser: its spelling rotates through the variants."""
@@ -1085,6 +1137,8 @@ class _SiteBuilder:
         if article.index % 5 == 2:
             mirror = f"/mirror/{article.slug}"
             tools.append(_link(mirror, f"Read it on {PARTNER_NAME}", Variant.ABSOLUTE))
+        if article.index % 6 == 3:
+            tools.append(_link(f"/amp{article.path}", "Lightweight version"))
         body += ['<p class="tools">', *_separated(tools, " &middot; "), "</p>\n"]
         body += self.related_link(article)
         body += self.odd_links(article)
@@ -1123,7 +1177,9 @@ class _SiteBuilder:
             HTML_TYPE,
             [
                 _document_head(f"{article.title} (print)", ""),
-                f"<article>\n<h1>{title}</h1>\n",
+                f'<article>\n<p class="printed">Printed on {self.print_time(article)} from ',
+                _Address(article.path),
+                f"</p>\n<h1>{title}</h1>\n",
                 *_paragraphs(article.paragraphs),
                 f"</article>\n<p>By {html.escape(article.author)}, {_long_date(article.published)}."
                 f" Printed from {SITE_NAME}. ",
@@ -1132,6 +1188,34 @@ class _SiteBuilder:
             ],
         )
         self.near_duplicates[path] = article.path
+
+    def add_lightweight_copy(self, article: Article) -> None:
+        """The article on a stripped-down mobile template (as AMP pages are): other markup
+        around the very same headline and paragraphs, an exact copy of its text."""
+        path = f"/amp{article.path}"
+        self.pages[path] = _Page(
+            path,
+            HTML_TYPE,
+            [
+                _document_head(f"{article.title} | {SITE_NAME} Lite", ""),
+                '<header class="lite">',
+                _link("/", SITE_NAME),
+                f"</header>\n<article>\n<h1>{html.escape(article.title)}</h1>\n",
+                *_paragraphs(article.paragraphs),
+                '</article>\n<footer class="lite">',
+                _link(article.path, "Full version"),
+                "</footer>\n</body>\n</html>\n",
+            ],
+        )
+        self.near_duplicates[path] = article.path
+
+    def print_time(self, article: Article) -> str:
+        """When the printer-friendly copy of ``article`` says it was printed, e.g.
+        ``12 March 2024 at 14:05 UTC``: a time in the weeks after publication, from the seed."""
+        rng = random.Random(f"{self.seed}:print:{article.index}")
+        printed = article.published + timedelta(days=rng.randint(0, 40))
+        hour, minute = rng.randrange(24), rng.randrange(60)
+        return f"{_day_month_year(printed)} at {hour:02d}:{minute:02d} UTC"
 
     def add_mirror_copy(self, article: Article) -> None:
         path = f"/mirror/{article.slug}"
