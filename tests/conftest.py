@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from crawler.demo.site import build_site
 
@@ -25,6 +26,12 @@ if TYPE_CHECKING:
     from crawler.demo.site import DemoSite
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Property tests draw the same examples on every run, so that a run fails only on a change;
+# HYPOTHESIS_PROFILE=deep draws new random examples, ten times as many, to look for more.
+hypothesis_settings.register_profile("derandomized", derandomize=True, database=None)
+hypothesis_settings.register_profile("deep", max_examples=1000, deadline=None)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "derandomized"))
 READY_TIMEOUT = 20.0
 READY_LINE = re.compile(r"^READY (http://([^/:]+):(\d+)/)$")
 

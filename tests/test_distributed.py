@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -17,28 +18,48 @@ def run_workers(server, redis_server, settings: dict[str, str]) -> list[str]:
     for name, value in {
         "REDIS_URL": redis_server.url,
         "CONCURRENT_REQUESTS": "4",
+        # A worker alone takes about 12 s for the site: the others join while it crawls.
+        "DOWNLOAD_DELAY": "0.2",
+        "RANDOMIZE_DOWNLOAD_DELAY": "False",
         "LOG_LEVEL": "INFO",
         **settings,
     }.items():
         arguments += ["-s", f"{name}={value}"]
     command = scrapy_crawl_command(server.url, *arguments)
-    workers = [
-        subprocess.Popen(
-            command,
-            cwd=REPO_ROOT,
-            env=_child_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+    log_files = [tempfile.TemporaryFile("w+") for _ in range(WORKERS)]
+    workers = []
+    for log_file in log_files:
+        workers.append(
+            subprocess.Popen(
+                command,
+                cwd=REPO_ROOT,
+                env=_child_env(),
+                stdout=subprocess.DEVNULL,
+                stderr=log_file,
+                text=True,
+            )
         )
-        for _ in range(WORKERS)
-    ]
+        if len(workers) == 1:
+            # A worker that starts while the shared queue is empty (the first one holds the
+            # only request) finds nothing to do and closes, as scrapy-redis's scheduler
+            # makes an idle spider do: the others start once the queue has filled.
+            wait_for_downloads(server, 2)
     logs = []
-    for worker in workers:
-        _, log = worker.communicate(timeout=180)
+    for worker, log_file in zip(workers, log_files, strict=True):
+        worker.wait(timeout=180)
+        log_file.seek(0)
+        log = log_file.read()
+        log_file.close()
         assert worker.returncode == 0, log[-3000:]
         logs.append(log)
     return logs
+
+
+def wait_for_downloads(server, count: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while sum(server.hits()["by_resource"].values()) < count:
+        assert time.monotonic() < deadline, f"the first worker downloaded nothing in {timeout} s"
+        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("backend", ["redis", "redis-bloom"])
