@@ -450,34 +450,41 @@ class NearDuplicateDetector:
         exact = self._exact_match(key, text_fingerprint.content_hash, text_fingerprint.fingerprint)
         if exact is not None or threshold is None:
             return exact, None
-        first = self._verified(text_fingerprint, threshold, "first", tried_within=-1)
-        if first[0] is not None:
-            return first
-        radius = self.second_stage_for(text_fingerprint.normalized_length)
-        if radius is None:
-            return first
-        second = self._verified(text_fingerprint, radius, "second", tried_within=threshold)
-        return second if second[0] is not None else (None, first[1] or second[1])
-
-    def _verified(
-        self, text_fingerprint: TextFingerprint, radius: int, stage: Stage, *, tried_within: int
-    ) -> tuple[Match | None, Match | None]:
         search = getattr(self.index, "search", None)
         if search is None:
             # an index without MinHash signatures: nothing can verify a near match
-            found = self.index.nearest(text_fingerprint.fingerprint, min(radius, 3))
-            if found is None or stage == "second":
+            found = self.index.nearest(text_fingerprint.fingerprint, threshold)
+            if found is None:
                 return None, None
-            key, fingerprint, distance = found
-            return None, Match(key, distance, "near", fingerprint, stage, 0.0)
-        candidates = search(
-            text_fingerprint.fingerprint, radius, probe_neighbours=stage == "second"
+            earlier_key, fingerprint, distance = found
+            return None, Match(earlier_key, distance, "near", fingerprint, "first", 0.0)
+        radius = self.second_stage_for(text_fingerprint.normalized_length)
+        if radius is None:
+            candidates = search(text_fingerprint.fingerprint, threshold)
+        else:
+            # one wide search serves both stages: it finds every document within the
+            # threshold too, nearest first
+            candidates = search(text_fingerprint.fingerprint, radius, probe_neighbours=True)
+        first = self._verified(
+            text_fingerprint, [c for c in candidates if c[2] <= threshold], "first"
         )
+        if first[0] is not None or radius is None:
+            return first
+        second = self._verified(
+            text_fingerprint, [c for c in candidates if c[2] > threshold], "second"
+        )
+        return second if second[0] is not None else (None, first[1] or second[1])
+
+    def _verified(
+        self,
+        text_fingerprint: TextFingerprint,
+        candidates: list[tuple[str, int, int, bytes, int]],
+        stage: Stage,
+    ) -> tuple[Match | None, Match | None]:
+        """The nearest candidate whose signatures agree with the text's, else the nearest
+        one rejected; at most :data:`MAX_VERIFIED_CANDIDATES` are checked."""
         rejected: Match | None = None
-        verified = 0
-        for key, fingerprint, distance, minhash, numbers in candidates:
-            if distance <= tried_within:
-                continue
+        for key, fingerprint, distance, minhash, numbers in candidates[:MAX_VERIFIED_CANDIDATES]:
             similarity = fingerprints.estimated_jaccard(text_fingerprint.minhash, minhash)
             numbers_differ = fingerprints.numbers_conflict(text_fingerprint.numbers, numbers)
             candidate = Match(
@@ -487,9 +494,6 @@ class NearDuplicateDetector:
                 return candidate, None
             if rejected is None:
                 rejected = candidate
-            verified += 1
-            if verified >= MAX_VERIFIED_CANDIDATES:
-                break
         return None, rejected
 
     def _exact_match(self, key: str, content_hash: bytes, fingerprint: int) -> Match | None:
