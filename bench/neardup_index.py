@@ -30,6 +30,18 @@ What the numbers mean, and what the script promises about them:
   storage (index plus exact content-hash table) is measured too, at ``--docs``.
 * **Agreement.** At ``--peer-docs``, every planted query's result (keys within 3 bits) is
   compared between the two indexes.
+* **Both stages.** At ``--docs``, the detector's whole look-up of a long text
+  (``check_fingerprinted(..., add=False)``: content hash, the first stage within 3 bits,
+  then the second stage up to 10 bits with each band probed one bit away, every candidate
+  verified by its MinHash and numbers signatures), timed one query at a time: median and
+  99th percentile, with the second stage on and off. Documents carry random MinHash and
+  numbers signatures, as stored for real texts; 1% of the queries are 4 to 10 bits from an
+  indexed document (what only the second stage finds) and 1% within 3 bits.
+* **Redis.** With ``--redis-docs N`` (default 100,000; 0 to skip) and a ``redis-server``
+  on this machine, the script starts its own server (no persistence) and adds N documents
+  with 74-character URL keys (the average of real URLs) to a
+  :class:`crawler.index.redis.RedisContentIndex`, one ``check_and_add`` call each;
+  ``used_memory`` after minus before, per document.
 
 Results go to stdout as Markdown (tables, machine facts, the command line, elapsed time);
 ``--json`` also writes the raw numbers.
@@ -42,6 +54,7 @@ import gc
 import json
 import logging
 import shlex
+import shutil
 import sys
 import time
 import tracemalloc
@@ -53,9 +66,10 @@ import numpy as np
 from machine import machine_facts as shared_machine_facts
 from simhash import Simhash, SimhashIndex
 
+from crawler.fingerprints import MINHASH_BYTES
 from crawler.index import BAND_BITS, BAND_MASK, MAX_QUERY_DISTANCE
 from crawler.index.memory import MemoryFingerprintIndex
-from crawler.neardup import NearDuplicateDetector
+from crawler.neardup import NearDuplicateDetector, TextFingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -244,6 +258,99 @@ def detector_storage(workload: Workload) -> NearDuplicateDetector:
     return detector
 
 
+def fingerprinted_detector(workload: Workload) -> NearDuplicateDetector:
+    """A detector holding the workload's documents with random MinHash and numbers
+    signatures (the sizes real texts store)."""
+    rng = np.random.default_rng(SEED + 3)
+    detector = NearDuplicateDetector()
+    signatures = rng.bytes(MINHASH_BYTES * len(workload.keys))
+    hashes = rng.bytes(16 * len(workload.keys))
+    numbers = rng.integers(0, 2**63, size=len(workload.keys), dtype=np.int64).tolist()
+    for row, (key, fingerprint) in enumerate(
+        zip(workload.keys, workload.fingerprints, strict=True)
+    ):
+        detector.add_fingerprinted(
+            key,
+            fingerprint,
+            hashes[16 * row : 16 * row + 16],
+            minhash=signatures[MINHASH_BYTES * row : MINHASH_BYTES * (row + 1)],
+            numbers=numbers[row],
+        )
+    return detector
+
+
+def flip_bits(rng: np.random.Generator, fingerprint: int, low: int, high: int) -> int:
+    for bit in rng.choice(64, size=int(rng.integers(low, high + 1)), replace=False):
+        fingerprint ^= 1 << int(bit)
+    return fingerprint
+
+
+def lookup_times(
+    detector: NearDuplicateDetector, workload: Workload, queries: int, *, second_stage: bool
+) -> dict[str, float]:
+    """Median and p99 microseconds of the detector's look-up of a long text (nothing added)."""
+    rng = np.random.default_rng(SEED + 4)
+    probes = random_fingerprints(rng, queries)
+    for position in range(0, queries, 100):
+        source = workload.fingerprints[int(rng.integers(0, len(workload.fingerprints)))]
+        probes[position] = flip_bits(rng, source, MAX_QUERY_DISTANCE + 1, 10)
+        if position + 1 < queries:
+            probes[position + 1] = flip_bits(rng, source, 1, MAX_QUERY_DISTANCE)
+    detector.second_stage = second_stage
+    own = rng.bytes(MINHASH_BYTES)
+    times = []
+    for number, probe in enumerate(probes):
+        text = TextFingerprint(
+            normalized_length=5_000,
+            fingerprint=probe,
+            content_hash=number.to_bytes(16, "big"),
+            minhash=own,
+        )
+        started = time.perf_counter_ns()
+        detector.check_fingerprinted(f"query-{number}", text, add=False)
+        times.append(time.perf_counter_ns() - started)
+    detector.second_stage = True
+    ordered = sorted(times)
+    return {
+        "median_us": ordered[len(ordered) // 2] / 1000,
+        "p99_us": ordered[int(len(ordered) * 0.99)] / 1000,
+    }
+
+
+def redis_bytes_per_document(documents: int) -> float | None:
+    """used_memory per document of a Redis content index holding *documents*, or ``None``
+    without a redis-server."""
+    if shutil.which("redis-server") is None:
+        print("Redis figure skipped: no redis-server on PATH", file=sys.stderr)
+        return None
+    from redis_urlfilter import local_redis_server
+
+    from crawler.index.redis import RedisContentIndex
+    from crawler.redis_access import RedisConnection
+
+    rng = np.random.default_rng(SEED + 5)
+    fingerprints = random_fingerprints(rng, documents)
+    signatures = rng.bytes(MINHASH_BYTES * documents)
+    with local_redis_server() as url:
+        connection = RedisConnection(url)
+        connection.open()
+        index = RedisContentIndex(connection, "bench:content")
+        index.open({"bench": 1})
+        before = int(connection.client.info("memory")["used_memory"])
+        for row, fingerprint in enumerate(fingerprints):
+            key = f"https://www.example-news-site.com/2024/06/11/section/article-{row:012d}.html"
+            index.check_and_add(
+                key,
+                fingerprint,
+                row.to_bytes(16, "big"),
+                MAX_QUERY_DISTANCE,
+                minhash=signatures[MINHASH_BYTES * row : MINHASH_BYTES * (row + 1)],
+                min_similarity=0.5,
+            )
+        after = int(connection.client.info("memory")["used_memory"])
+    return (after - before) / documents
+
+
 def results_agree(ours: MemoryFingerprintIndex, peer: SimhashIndex, queries: Sequence[int]) -> bool:
     return all(
         sorted(key for key, _ in ours.query(probe, MAX_QUERY_DISTANCE))
@@ -291,6 +398,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--queries", type=int, default=10_000, help="queries per workload")
     parser.add_argument(
         "--repeat", type=int, default=2, help="passes of each timing; the best one counts"
+    )
+    parser.add_argument(
+        "--redis-docs",
+        type=int,
+        default=100_000,
+        help="documents in the Redis content index whose memory is measured (0: skip)",
     )
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     return parser.parse_args(argv)
@@ -353,6 +466,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         "detector_bytes": traced_bytes(lambda: detector_storage(large)),
         "key_bytes": sum(len(key) for key in large.keys),
     }
+    progress("both stages at scale", started)
+    detector = fingerprinted_detector(large)
+    figures["stages"] = {
+        "first_only": lookup_times(detector, large, args.queries, second_stage=False),
+        "both": lookup_times(detector, large, args.queries, second_stage=True),
+    }
+    del detector
+    if args.redis_docs:
+        progress(f"Redis content index, {args.redis_docs:,} documents", started)
+        figures["redis"] = {
+            "docs": args.redis_docs,
+            "bytes_per_doc": redis_bytes_per_document(args.redis_docs),
+        }
     report.elapsed = time.perf_counter() - started
     print_report(report)
     if args.json:
@@ -443,6 +569,26 @@ def print_report(report: Report) -> None:
             f"{(large['detector_bytes'] - large['key_bytes']) / docs:.1f}",
         ],
     ]
+    stages = figures["stages"]
+    rows += [
+        [
+            "look-up of a long text, first stage only, median / p99 µs",
+            f"{stages['first_only']['median_us']:.1f} / {stages['first_only']['p99_us']:.1f}",
+        ],
+        [
+            "look-up of a long text, both stages (second up to 10 bits), median / p99 µs",
+            f"{stages['both']['median_us']:.1f} / {stages['both']['p99_us']:.1f}",
+        ],
+    ]
+    redis = figures.get("redis")
+    if redis and redis["bytes_per_doc"] is not None:
+        rows.append(
+            [
+                f"Redis content index, used_memory a document ({redis['docs']:,} documents, "
+                "74-byte keys)",
+                f"{redis['bytes_per_doc']:.1f}",
+            ]
+        )
     print(markdown_table(["measure", "ours"], rows))
     print(
         f"\nKeys average {large['key_bytes'] / docs:.0f} bytes. Band layout: 4 bands of "
