@@ -16,9 +16,10 @@ commands. For each text it:
    bits), because one added line or a dropped paragraph moves a SimHash 4 to 10 bits;
 5. accepts a candidate of either stage, distance 0 included, only when the texts' MinHash
    signatures agree (:func:`crawler.fingerprints.estimated_jaccard` at least
-   ``min_similarity``): two different pages can share a fingerprint (index pages made of
-   one repeated phrase, long articles on one topic), they hardly share half of their
-   word pairs; and only when neither names a number the other lacks
+   ``min_similarity`` in the first stage, and half-way from it to 1 in the second, whose
+   fingerprints already disagree: 0.75 by default): two different pages can share a
+   fingerprint (index pages made of one repeated phrase, long articles on one topic), they
+   hardly share half of their word pairs; and only when neither names a number the other lacks
    (:func:`crawler.fingerprints.numbers_conflict`: two product pages of one template,
    500 GB and 1000 GB, share nearly all their words). A candidate it rejects is
    reported (:attr:`Decision.rejected`) and the text is kept as new;
@@ -295,6 +296,16 @@ class NearDuplicateDetector:
             self.index = shared_index
 
     @property
+    def second_stage_min_similarity(self) -> float:
+        """The similarity a second-stage candidate needs: half-way from ``min_similarity``
+        to 1, as its fingerprint is already farther than the threshold.
+
+        >>> NearDuplicateDetector().second_stage_min_similarity
+        0.75
+        """
+        return (1.0 + self.min_similarity) / 2
+
+    @property
     def signature(self) -> dict[str, Any]:
         """The rules the stored fingerprints depend on (see :func:`content_signature`)."""
         return content_signature(fold_repeats=self.fold_repeats, min_repeats=self.min_repeats)
@@ -423,6 +434,7 @@ class NearDuplicateDetector:
             minhash=text_fingerprint.minhash,
             numbers=text_fingerprint.numbers,
             min_similarity=self.min_similarity,
+            second_stage_min_similarity=self.second_stage_min_similarity,
             second_stage_distance=self.second_stage_for(text_fingerprint.normalized_length),
         )
         if found is None:
@@ -466,12 +478,18 @@ class NearDuplicateDetector:
             # threshold too, nearest first
             candidates = search(text_fingerprint.fingerprint, radius, probe_neighbours=True)
         first = self._verified(
-            text_fingerprint, [c for c in candidates if c[2] <= threshold], "first"
+            text_fingerprint,
+            [c for c in candidates if c[2] <= threshold],
+            "first",
+            self.min_similarity,
         )
         if first[0] is not None or radius is None:
             return first
         second = self._verified(
-            text_fingerprint, [c for c in candidates if c[2] > threshold], "second"
+            text_fingerprint,
+            [c for c in candidates if c[2] > threshold],
+            "second",
+            self.second_stage_min_similarity,
         )
         return second if second[0] is not None else (None, first[1] or second[1])
 
@@ -480,6 +498,7 @@ class NearDuplicateDetector:
         text_fingerprint: TextFingerprint,
         candidates: list[tuple[str, int, int, bytes, int]],
         stage: Stage,
+        min_similarity: float,
     ) -> tuple[Match | None, Match | None]:
         """The nearest candidate whose signatures agree with the text's, else the nearest
         one rejected; at most :data:`MAX_VERIFIED_CANDIDATES` are checked."""
@@ -490,7 +509,7 @@ class NearDuplicateDetector:
             candidate = Match(
                 key, distance, "near", fingerprint, stage, round(similarity, 3), numbers_differ
             )
-            if similarity >= self.min_similarity and any(minhash) and not numbers_differ:
+            if similarity >= min_similarity and any(minhash) and not numbers_differ:
                 return candidate, None
             if rejected is None:
                 rejected = candidate

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import tempfile
 import time
@@ -26,32 +27,32 @@ def run_workers(server, redis_server, settings: dict[str, str]) -> list[str]:
     }.items():
         arguments += ["-s", f"{name}={value}"]
     command = scrapy_crawl_command(server.url, *arguments)
-    log_files = [tempfile.TemporaryFile("w+") for _ in range(WORKERS)]
-    workers = []
-    for log_file in log_files:
-        workers.append(
-            subprocess.Popen(
-                command,
-                cwd=REPO_ROOT,
-                env=_child_env(),
-                stdout=subprocess.DEVNULL,
-                stderr=log_file,
-                text=True,
+    with contextlib.ExitStack() as files:
+        log_files = [files.enter_context(tempfile.TemporaryFile("w+")) for _ in range(WORKERS)]
+        workers = []
+        for log_file in log_files:
+            workers.append(
+                subprocess.Popen(
+                    command,
+                    cwd=REPO_ROOT,
+                    env=_child_env(),
+                    stdout=subprocess.DEVNULL,
+                    stderr=log_file,
+                    text=True,
+                )
             )
-        )
-        if len(workers) == 1:
-            # A worker that starts while the shared queue is empty (the first one holds the
-            # only request) finds nothing to do and closes, as scrapy-redis's scheduler
-            # makes an idle spider do: the others start once the queue has filled.
-            wait_for_downloads(server, 2)
-    logs = []
-    for worker, log_file in zip(workers, log_files, strict=True):
-        worker.wait(timeout=180)
-        log_file.seek(0)
-        log = log_file.read()
-        log_file.close()
-        assert worker.returncode == 0, log[-3000:]
-        logs.append(log)
+            if len(workers) == 1:
+                # A worker that starts while the shared queue is empty (the first one holds
+                # the only request) finds nothing to do and closes, as scrapy-redis's
+                # scheduler makes an idle spider do: the others start once it has filled.
+                wait_for_downloads(server, 2)
+        logs = []
+        for worker, log_file in zip(workers, log_files, strict=True):
+            worker.wait(timeout=180)
+            log_file.seek(0)
+            log = log_file.read()
+            assert worker.returncode == 0, log[-3000:]
+            logs.append(log)
     return logs
 
 

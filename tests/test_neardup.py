@@ -17,7 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.fingerprints import content_hash, hamming_distance, normalize_text, simhash
+from crawler.fingerprints import (
+    content_hash,
+    estimated_jaccard,
+    hamming_distance,
+    normalize_text,
+    simhash,
+)
 from crawler.index import MAX_QUERY_DISTANCE, band_layout
 from crawler.index.journaled import JournaledContentIndex
 from crawler.index.memory import (
@@ -436,6 +442,35 @@ def test_banded_results_equal_brute_force_on_20k_fingerprints():
     assert found_any > 2_500  # the comparison is not vacuous
 
 
+def test_multi_probe_search_equals_brute_force_up_to_7_bits():
+    """With each band also probed one bit away, every document within 7 bits is found
+    (4 bands: one of them differs by at most one bit), and nothing beyond the radius."""
+    rng = random.Random(11)
+    fingerprints = [rng.getrandbits(BITS) for _ in range(6_000)]
+    for _ in range(3_000):  # planted neighbours: 1 to 12 bits from an earlier fingerprint
+        source = rng.choice(fingerprints)
+        fingerprints.append(flip(source, *rng.sample(range(BITS), rng.randint(1, 12))))
+    index = MemoryFingerprintIndex()
+    for number, fingerprint in enumerate(fingerprints):
+        index.add(str(number), fingerprint)
+    as_array = np.array(fingerprints, dtype=np.uint64)
+    found_beyond_3 = 0
+    for _ in range(600):
+        probe = flip(rng.choice(fingerprints), *rng.sample(range(BITS), rng.randint(0, 8)))
+        distances = np.bitwise_count(as_array ^ np.uint64(probe))
+        for radius in (7, 10):
+            found = index.search(probe, radius, probe_neighbours=True)
+            keys = {key for key, _, _, _, _ in found}
+            assert all(distance <= radius for _, _, distance, _, _ in found)
+            assert [distance for _, _, distance, _, _ in found] == sorted(
+                distance for _, _, distance, _, _ in found
+            )
+            assert {str(n) for n in np.flatnonzero(distances <= 7)} <= keys
+            assert keys <= {str(n) for n in np.flatnonzero(distances <= radius)}
+            found_beyond_3 += sum(distance > 3 for _, _, distance, _, _ in found)
+    assert found_beyond_3 > 500  # the comparison is not vacuous
+
+
 def test_queries_do_not_grow_memory():
     index, fingerprints = random_index()
     probes = [flip(fingerprint, 7) for fingerprint in fingerprints[:2000]]
@@ -748,6 +783,43 @@ def test_the_second_stage_finds_a_copy_past_the_first_stage_threshold():
             assert first_only.check_and_add("copy", copy) is None
     assert found == 30
     assert second > 0  # the header line moved some fingerprints past 3 bits
+
+
+def test_the_second_stage_asks_for_more_similarity_than_the_first():
+    """Two pages of one template sharing two thirds of their word pairs (two reference pages
+    of one manual): a candidate the first stage accepts at that similarity, the second
+    stage, whose fingerprints are already farther apart, rejects."""
+    shared = distinct_text(300, words=600).split()
+    earlier = " ".join(shared + distinct_text(301, words=150).split())
+    later_text = " ".join(shared + distinct_text(302, words=150).split())
+    detector = NearDuplicateDetector()
+    assert detector.second_stage_min_similarity == 0.75
+    detector.check_and_add("earlier", earlier)
+    own = detector.fingerprint(later_text)
+    similarity = estimated_jaccard(detector.fingerprint(earlier).minhash, own.minhash)
+    assert 0.5 <= similarity < 0.75
+    for distance, stage in ((2, "first"), (6, "second")):
+        moved = flip(simhash(earlier), *range(distance))
+        decision = detector.check_fingerprinted(
+            f"later-{distance}",
+            TextFingerprint(own.normalized_length, moved, own.content_hash, own.minhash),
+            add=False,
+        )
+        if stage == "first":
+            assert decision.match is not None
+            assert (decision.match.key, decision.match.stage) == ("earlier", "first")
+        else:
+            assert decision.match is None
+            assert decision.rejected is not None
+            assert (decision.rejected.stage, decision.rejected.distance) == ("second", 6)
+    lenient = NearDuplicateDetector(min_similarity=0.0)
+    assert lenient.second_stage_min_similarity == 0.5
+    lenient.check_and_add("earlier", earlier)
+    moved = flip(simhash(earlier), *range(6))
+    match = lenient.check_fingerprinted(
+        "later", TextFingerprint(own.normalized_length, moved, own.content_hash, own.minhash)
+    ).match
+    assert match is not None and match.stage == "second"
 
 
 def test_the_second_stage_is_for_long_texts_only():

@@ -94,6 +94,7 @@ class SharedContentIndex(FingerprintIndex, Protocol):
         minhash: bytes | None = None,
         numbers: int = 0,
         min_similarity: float = 0.0,
+        second_stage_min_similarity: float | None = None,
         second_stage_distance: int | None = None,
         max_candidates: int = 32,
     ) -> SharedMatch | None:

@@ -57,6 +57,8 @@ _NO_MINHASH = bytes(MINHASH_BYTES)
 #: Band values one bit away from a band's own, and the band itself: the probes of a
 #: multi-probe search.
 _ONE_BIT_PROBES = np.array([0, *(1 << bit for bit in range(BAND_BITS))], dtype=np.intp)
+#: Where each band's buckets start among every band's (one column, for broadcasting).
+_BAND_BUCKET_BASES = (np.arange(BAND_COUNT, dtype=np.intp) * BAND_VALUES)[:, np.newaxis]
 #: The widest radius :meth:`MemoryFingerprintIndex.search` accepts.
 MAX_PROBED_DISTANCE = 16
 _COUNT_HEADER = struct.Struct("<Q")
@@ -293,14 +295,14 @@ class MemoryFingerprintIndex:
         self._entry_rows = _Column(np.uint32)
         self._sorted_entries = 0
         self._merge_at = tail_limit(0)
-        self._band_rows: list[NDArray[np.uint32]] = [
-            np.empty(0, dtype=np.uint32) for _ in range(BAND_COUNT)
-        ]
-        self._band_starts: list[NDArray[np.uint32]] = [
-            np.zeros(BAND_VALUES + 1, dtype=np.uint32) for _ in range(BAND_COUNT)
-        ]
+        # The rows of every (band, band value) bucket, band 0 first, each band by value;
+        # bucket band * BAND_VALUES + value spans _band_rows[starts[bucket]:starts[bucket + 1]].
+        self._band_rows: NDArray[np.uint32] = np.empty(0, dtype=np.uint32)
+        self._band_starts: NDArray[np.uint32] = np.zeros(
+            BAND_COUNT * BAND_VALUES + 1, dtype=np.uint32
+        )
         # memoryview indexing returns a Python int without numpy's scalar overhead.
-        self._band_start_views = [starts.data for starts in self._band_starts]
+        self._band_start_view = self._band_starts.data
 
     def add(
         self, key: str, fingerprint: int, minhash: bytes | None = None, numbers: int = 0
@@ -318,16 +320,23 @@ class MemoryFingerprintIndex:
         entry_rows = self._entry_rows.view()
         tail_rows = entry_rows[self._sorted_entries :]
         tail_fingerprints = self.documents.fingerprints()[tail_rows]
-        for band in range(BAND_COUNT):
-            values = (tail_fingerprints >> np.uint64(band * BAND_BITS)) & np.uint64(BAND_MASK)
-            by_value = np.argsort(values.astype(np.uint16), kind="stable")
-            sorted_values = values[by_value].astype(np.intp)
-            starts = self._band_starts[band]
-            # After the last row of the same band value: rows stay in the order added.
-            positions = starts[sorted_values + 1].astype(np.intp)
-            self._band_rows[band] = np.insert(self._band_rows[band], positions, tail_rows[by_value])
-            counts = np.bincount(sorted_values, minlength=BAND_VALUES)
-            starts[1:] += np.cumsum(counts).astype(np.uint32)
+        buckets = np.concatenate(
+            [
+                band * BAND_VALUES
+                + (
+                    (tail_fingerprints >> np.uint64(band * BAND_BITS)) & np.uint64(BAND_MASK)
+                ).astype(np.intp)
+                for band in range(BAND_COUNT)
+            ]
+        )
+        by_bucket = np.argsort(buckets, kind="stable")
+        sorted_buckets = buckets[by_bucket]
+        # After the last row of the same bucket: rows stay in the order added.
+        positions = self._band_starts[sorted_buckets + 1].astype(np.intp)
+        rows = np.tile(tail_rows, BAND_COUNT)[by_bucket]
+        self._band_rows = np.insert(self._band_rows, positions, rows)
+        counts = np.bincount(sorted_buckets, minlength=BAND_COUNT * BAND_VALUES)
+        self._band_starts[1:] += np.cumsum(counts).astype(np.uint32)
         self._sorted_entries = len(entry_rows)
         self._merge_at = self._sorted_entries + tail_limit(self._sorted_entries)
 
@@ -379,25 +388,29 @@ class MemoryFingerprintIndex:
     def _band_candidates(
         self, fingerprint: int, probe_neighbours: bool
     ) -> list[NDArray[np.generic]]:
+        band_rows = self._band_rows
+        if probe_neighbours:
+            values = np.array(
+                [(fingerprint >> (band * BAND_BITS)) & BAND_MASK for band in range(BAND_COUNT)],
+                dtype=np.intp,
+            )
+            buckets = ((_ONE_BIT_PROBES ^ values[:, np.newaxis]) + _BAND_BUCKET_BASES).ravel()
+            starts = self._band_starts[buckets].astype(np.intp)
+            lengths = self._band_starts[buckets + 1].astype(np.intp) - starts
+            total = int(lengths.sum())
+            if not total:
+                return []
+            # the positions of every row of every probed bucket, in one array
+            ends = np.cumsum(lengths)
+            positions = np.arange(total) + np.repeat(starts - ends + lengths, lengths)
+            return [band_rows[positions]]
         candidates: list[NDArray[np.generic]] = []
+        starts_view = self._band_start_view
         for band in range(BAND_COUNT):
-            value = (fingerprint >> (band * BAND_BITS)) & BAND_MASK
-            if probe_neighbours:
-                starts_array = self._band_starts[band]
-                probes = _ONE_BIT_PROBES ^ value
-                starts = starts_array[probes].astype(np.intp)
-                lengths = starts_array[probes + 1].astype(np.intp) - starts
-                total = int(lengths.sum())
-                if total:
-                    # the positions of every row of every probed band value, in one array
-                    ends = np.cumsum(lengths)
-                    positions = np.arange(total) + np.repeat(starts - ends + lengths, lengths)
-                    candidates.append(self._band_rows[band][positions])
-                continue
-            starts_view = self._band_start_views[band]
-            start, end = starts_view[value], starts_view[value + 1]
+            bucket = band * BAND_VALUES + ((fingerprint >> (band * BAND_BITS)) & BAND_MASK)
+            start, end = starts_view[bucket], starts_view[bucket + 1]
             if start != end:
-                candidates.append(self._band_rows[band][start:end])
+                candidates.append(band_rows[start:end])
         return candidates
 
     def _search(
@@ -408,29 +421,17 @@ class MemoryFingerprintIndex:
         if not probe_neighbours:
             check_max_distance(max_distance)
         candidates = self._band_candidates(fingerprint, probe_neighbours)
-        fingerprints = self.documents.fingerprints()
-        probe = np.uint64(fingerprint)
-        found: list[tuple[NDArray[np.generic], NDArray[np.generic]]] = []
-        if candidates:
-            rows = np.concatenate(candidates) if len(candidates) > 1 else candidates[0]
-            found.append(_within(rows, fingerprints[rows], probe, max_distance))
         tail_rows = self._entry_rows.view()[self._sorted_entries :]
         if len(tail_rows):
-            first, last = int(tail_rows[0]), int(tail_rows[-1])
-            # Rows grow with each entry: consecutive ones need no gather.
-            consecutive = last - first + 1 == len(tail_rows)
-            tail_fingerprints = (
-                fingerprints[first : last + 1] if consecutive else fingerprints[tail_rows]
-            )
-            found.append(_within(tail_rows, tail_fingerprints, probe, max_distance))
-        found = [(rows, distances) for rows, distances in found if len(rows)]
-        if not found:
+            candidates.append(tail_rows)
+        if not candidates:
             return []
-        if len(found) == 1:
-            near_rows, near_distances = found[0]
-        else:
-            near_rows = np.concatenate([rows for rows, _ in found])
-            near_distances = np.concatenate([distances for _, distances in found])
+        rows = np.concatenate(candidates) if len(candidates) > 1 else candidates[0]
+        near_rows, near_distances = _within(
+            rows, self.documents.fingerprints()[rows], np.uint64(fingerprint), max_distance
+        )
+        if not len(near_rows):
+            return []
         # A document close enough may be found in several bands: keep it once. Rows grow
         # in the order added, so (distance, row) is the promised order.
         if len(near_rows) <= _SMALL_RESULT:

@@ -83,7 +83,8 @@ end
 #: KEYS: exact hash, document count, 4 band sets, then (second stage) the 64 band
 #: sets one bit away. ARGV: content hash, probe member (fingerprint and MinHash),
 #: key, threshold (-1: exact check only), add (1/0), min similarity, second-stage
-#: radius (-1: none), candidates verified at most per stage.
+#: radius (-1: none), candidates verified at most per stage, the second stage's min
+#: similarity.
 #: Returns {verdict, member, distance, stage, similarity in thousandths, numbers
 #: differ (1/0)} for a
 #: match ('match') or, when the document is new, the nearest candidate that
@@ -101,7 +102,7 @@ local min_similarity = tonumber(ARGV[6])
 local radius = tonumber(ARGV[7])
 local most = tonumber(ARGV[8])
 local rejected = false
-local function verified(first_key, last_key, min_distance, max_distance, stage)
+local function verified(first_key, last_key, min_distance, max_distance, stage, min_similarity)
   local found, seen = {}, {}
   for i = first_key, last_key do
     for _, candidate in ipairs(redis.call('SMEMBERS', KEYS[i])) do
@@ -136,10 +137,10 @@ local function verified(first_key, last_key, min_distance, max_distance, stage)
   return false
 end
 if threshold >= 0 then
-  local match = verified(3, 6, -1, threshold, 'first')
+  local match = verified(3, 6, -1, threshold, 'first', min_similarity)
   if match then return match end
   if radius >= 0 then
-    match = verified(3, #KEYS, threshold, radius, 'second')
+    match = verified(3, #KEYS, threshold, radius, 'second', tonumber(ARGV[9]))
     if match then return match end
   end
 end
@@ -253,6 +254,7 @@ class RedisContentIndex:
         minhash: bytes | None = None,
         numbers: int = 0,
         min_similarity: float = 0.0,
+        second_stage_min_similarity: float | None = None,
         second_stage_distance: int | None = None,
         max_candidates: int = 32,
     ) -> SharedMatch | None:
@@ -262,7 +264,8 @@ class RedisContentIndex:
 
         *threshold* ``None`` means the exact check only (short texts); such a document
         is kept for exact matches but not in the bands. *second_stage_distance* ``None``
-        leaves the wider search out.
+        leaves the wider search out; its candidates need *second_stage_min_similarity*
+        (default: *min_similarity*).
         """
         check_fingerprint(fingerprint)
         if minhash is not None and len(minhash) != MINHASH_BYTES:
@@ -283,6 +286,13 @@ class RedisContentIndex:
                 repr(float(min_similarity)),
                 -1 if second_stage_distance is None else second_stage_distance,
                 max_candidates,
+                repr(
+                    float(
+                        min_similarity
+                        if second_stage_min_similarity is None
+                        else second_stage_min_similarity
+                    )
+                ),
             ],
         )
         verdict = reply[0].decode()
