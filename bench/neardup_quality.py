@@ -153,7 +153,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import lxml.html  # type: ignore[import-untyped]
+import lxml.html
 import numpy as np
 import simhash as simhash_package
 import tldextract

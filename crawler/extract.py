@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import trafilatura
 from charset_normalizer import from_bytes as detect_charsets
+from trafilatura.utils import load_html
 from w3lib.encoding import (
     html_body_declared_encoding,
     http_content_type_encoding,
@@ -45,6 +46,8 @@ from w3lib.encoding import (
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from lxml.html import HtmlElement
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -147,12 +150,16 @@ class Extraction:
 
     ``text`` is non-empty exactly when ``status`` is ``"ok"`` or ``"truncated"``.
     ``encoding`` is the Python codec the bytes were decoded with, ``None`` for ``str``
-    input and for input that was not decoded (empty, binary).
+    input and for input that was not decoded (empty, binary). ``page_chars`` is how much
+    text the whole page holds (the body's, whitespace collapsed, without scripts and
+    styles), ``0`` when the page was not parsed: with it, the main text's share of the
+    page is known.
     """
 
     text: str
     status: ExtractionStatus
     encoding: str | None = None
+    page_chars: int = 0
 
 
 def main_text(html: str | bytes | None, url: str | None = None) -> str:
@@ -196,7 +203,7 @@ def extract(
     >>> result.status, result.encoding, result.text.startswith("Real words")
     ('ok', 'utf-8', True)
     >>> extract(b"%PDF-1.7 ...")
-    Extraction(text='', status='binary', encoding=None)
+    Extraction(text='', status='binary', encoding=None, page_chars=0)
     """
     if max_bytes is not None and max_bytes < 1:
         raise ValueError(f"max_bytes must be 1 or more (or None), got {max_bytes!r}")
@@ -226,15 +233,35 @@ def extract(
     page = page.lstrip("\ufeff")
     if not page.strip():
         return Extraction("", "no_text", codec)
+    page_chars = 0
     try:
-        text = trafilatura.extract(_as_document(page), url=url, **TRAFILATURA_OPTIONS)
+        document: str | HtmlElement = _as_document(page)
+        # parsed once, as trafilatura parses (it extracts from a copy of the tree)
+        tree = load_html(document)
+        if tree is not None:
+            page_chars = _page_text_chars(tree)
+            document = tree
+        text = trafilatura.extract(document, url=url, **TRAFILATURA_OPTIONS)
     except Exception:
         logger.debug("trafilatura failed on %(url)s", {"url": url or "<no url>"}, exc_info=True)
-        return Extraction("", "failed", codec)
+        return Extraction("", "failed", codec, page_chars)
     text = (text or "").strip()
     if not text:
-        return Extraction("", "no_text", codec)
-    return Extraction(text, "truncated" if truncated else "ok", codec)
+        return Extraction("", "no_text", codec, page_chars)
+    return Extraction(text, "truncated" if truncated else "ok", codec, page_chars)
+
+
+def _page_text_chars(tree: HtmlElement) -> int:
+    body = tree.find("body")
+    root = tree if body is None else body
+    chars = _collapsed_length(root.xpath("string()"))
+    for element in root.iter("script", "style", "noscript", "template"):
+        chars -= _collapsed_length(element.text_content())
+    return max(chars, 0)
+
+
+def _collapsed_length(text: str) -> int:
+    return len(" ".join(text.split()))
 
 
 def decode_html(

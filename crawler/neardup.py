@@ -21,8 +21,11 @@ commands. For each text it:
    fingerprint (index pages made of one repeated phrase, long articles on one topic), they
    hardly share half of their word pairs; and only when neither names a number the other lacks
    (:func:`crawler.fingerprints.numbers_conflict`: two product pages of one template,
-   500 GB and 1000 GB, share nearly all their words). A candidate it rejects is
-   reported (:attr:`Decision.rejected`) and the text is kept as new;
+   500 GB and 1000 GB, share nearly all their words); and, for an exact match too, only
+   when the two pages' sizes do not show the text to be a small part of the larger one
+   (:func:`crawler.fingerprints.page_sizes_differ`: an index page of every letter whose
+   extraction kept one letter's section). A candidate it rejects is reported
+   (:attr:`Decision.rejected`) and the text is kept as new;
 6. keeps the document when it matched nothing. A duplicate is **not** kept: the earlier
    document stays the one later copies are compared with, so a chain of small edits
    cannot drift away from it one step at a time.
@@ -99,7 +102,10 @@ class Match:
       their MinHash signatures (``1.0`` for exact);
     * ``numbers_differ``: each text names a number the other lacks (a size, a SKU, a
       version: :func:`crawler.fingerprints.numbers_conflict`), which makes a candidate
-      another page however similar its words.
+      another page however similar its words;
+    * ``page_sizes_differ``: one page holds several times the text of the other, and the
+      text is a small part of the larger (:func:`crawler.fingerprints.page_sizes_differ`),
+      which makes even an exact match weak evidence.
     """
 
     key: str
@@ -109,6 +115,7 @@ class Match:
     stage: Stage = "exact"
     similarity: float = 1.0
     numbers_differ: bool = False
+    page_sizes_differ: bool = False
 
 
 @dataclass(frozen=True)
@@ -140,13 +147,33 @@ class Decision:
 
 @dataclass(frozen=True)
 class TextFingerprint:
-    """What the detector needs of a text: computed once, anywhere, then looked up."""
+    """What the detector needs of a text: computed once, anywhere, then looked up.
+
+    ``page_size`` is the :func:`crawler.fingerprints.page_size_class` of the page the text
+    was extracted from, ``0`` when there was none (text given alone).
+    """
 
     normalized_length: int
     fingerprint: int
     content_hash: bytes
     minhash: bytes = bytes(fingerprints.MINHASH_BYTES)
     numbers: int = 0
+    page_size: int = 0
+
+
+def rejection_reason(candidate: Match) -> str:
+    """Why verification rejected *candidate*: ``"page_sizes"`` (the text is a small part
+    of the larger page), ``"numbers"`` (each names a number the other lacks) or
+    ``"similarity"`` (too few word pairs in common).
+
+    >>> rejection_reason(Match("a", 2, "near", 0, "first", 0.9, numbers_differ=True))
+    'numbers'
+    """
+    if candidate.page_sizes_differ:
+        return "page_sizes"
+    if candidate.numbers_differ:
+        return "numbers"
+    return "similarity"
 
 
 def fingerprint_text(
@@ -398,6 +425,7 @@ class NearDuplicateDetector:
                         near_indexed=threshold is not None,
                         minhash=text_fingerprint.minhash,
                         numbers=text_fingerprint.numbers,
+                        page_size=text_fingerprint.page_size,
                     )
         refetched = match is not None and match.key == key
         return Decision(
@@ -433,6 +461,8 @@ class NearDuplicateDetector:
             add=add,
             minhash=text_fingerprint.minhash,
             numbers=text_fingerprint.numbers,
+            page_size=text_fingerprint.page_size,
+            text_chars=text_fingerprint.normalized_length,
             min_similarity=self.min_similarity,
             second_stage_min_similarity=self.second_stage_min_similarity,
             second_stage_distance=self.second_stage_for(text_fingerprint.normalized_length),
@@ -452,6 +482,7 @@ class NearDuplicateDetector:
             stage=stage,
             similarity=found.similarity,
             numbers_differ=found.numbers_differ,
+            page_sizes_differ=found.page_sizes_differ,
         )
         return (match, None) if found.accepted else (None, match)
 
@@ -459,17 +490,22 @@ class NearDuplicateDetector:
         self, key: str, text_fingerprint: TextFingerprint, threshold: int | None
     ) -> tuple[Match | None, Match | None]:
         """The verified match of a text, and else the nearest candidate rejected."""
-        exact = self._exact_match(key, text_fingerprint.content_hash, text_fingerprint.fingerprint)
+        exact = self._exact_match(key, text_fingerprint)
+        rejected_exact = None
+        if exact is not None and exact.page_sizes_differ:
+            exact, rejected_exact = None, exact
         if exact is not None or threshold is None:
-            return exact, None
+            return exact, rejected_exact
         search = getattr(self.index, "search", None)
         if search is None:
             # an index without MinHash signatures: nothing can verify a near match
             found = self.index.nearest(text_fingerprint.fingerprint, threshold)
             if found is None:
-                return None, None
+                return None, rejected_exact
             earlier_key, fingerprint, distance = found
-            return None, Match(earlier_key, distance, "near", fingerprint, "first", 0.0)
+            return None, rejected_exact or Match(
+                earlier_key, distance, "near", fingerprint, "first", 0.0
+            )
         radius = self.second_stage_for(text_fingerprint.normalized_length)
         if radius is None:
             candidates = search(text_fingerprint.fingerprint, threshold)
@@ -483,39 +519,59 @@ class NearDuplicateDetector:
             "first",
             self.min_similarity,
         )
-        if first[0] is not None or radius is None:
+        if first[0] is not None:
             return first
+        if radius is None:
+            return None, rejected_exact or first[1]
         second = self._verified(
             text_fingerprint,
             [c for c in candidates if c[2] > threshold],
             "second",
             self.second_stage_min_similarity,
         )
-        return second if second[0] is not None else (None, first[1] or second[1])
+        if second[0] is not None:
+            return second
+        return None, rejected_exact or first[1] or second[1]
 
     def _verified(
         self,
         text_fingerprint: TextFingerprint,
-        candidates: list[tuple[str, int, int, bytes, int]],
+        candidates: list[tuple[str, int, int, bytes, int, int]],
         stage: Stage,
         min_similarity: float,
     ) -> tuple[Match | None, Match | None]:
         """The nearest candidate whose signatures agree with the text's, else the nearest
         one rejected; at most :data:`MAX_VERIFIED_CANDIDATES` are checked."""
         rejected: Match | None = None
-        for key, fingerprint, distance, minhash, numbers in candidates[:MAX_VERIFIED_CANDIDATES]:
+        for key, fingerprint, distance, minhash, numbers, page_size in candidates[
+            :MAX_VERIFIED_CANDIDATES
+        ]:
             similarity = fingerprints.estimated_jaccard(text_fingerprint.minhash, minhash)
-            numbers_differ = fingerprints.numbers_conflict(text_fingerprint.numbers, numbers)
             candidate = Match(
-                key, distance, "near", fingerprint, stage, round(similarity, 3), numbers_differ
+                key,
+                distance,
+                "near",
+                fingerprint,
+                stage,
+                round(similarity, 3),
+                fingerprints.numbers_conflict(text_fingerprint.numbers, numbers),
+                fingerprints.page_sizes_differ(
+                    text_fingerprint.page_size, page_size, text_fingerprint.normalized_length
+                ),
             )
-            if similarity >= min_similarity and any(minhash) and not numbers_differ:
+            if (
+                similarity >= min_similarity
+                and any(minhash)
+                and not candidate.numbers_differ
+                and not candidate.page_sizes_differ
+            ):
                 return candidate, None
             if rejected is None:
                 rejected = candidate
         return None, rejected
 
-    def _exact_match(self, key: str, content_hash: bytes, fingerprint: int) -> Match | None:
+    def _exact_match(self, key: str, text_fingerprint: TextFingerprint) -> Match | None:
+        content_hash, fingerprint = text_fingerprint.content_hash, text_fingerprint.fingerprint
         earlier = self.content_hashes.get(content_hash)
         if earlier is None:
             return None
@@ -528,7 +584,19 @@ class NearDuplicateDetector:
                 {"key": key, "earlier_key": earlier_key},
             )
             return None
-        return Match(key=earlier_key, distance=0, kind="exact", fingerprint=fingerprint)
+        page_size_of = getattr(self.content_hashes, "page_size", None)
+        earlier_page_size = 0 if page_size_of is None else page_size_of(content_hash)
+        return Match(
+            key=earlier_key,
+            distance=0,
+            kind="exact",
+            fingerprint=fingerprint,
+            page_sizes_differ=fingerprints.page_sizes_differ(
+                text_fingerprint.page_size,
+                earlier_page_size,
+                text_fingerprint.normalized_length,
+            ),
+        )
 
     def add_fingerprinted(
         self,
@@ -539,6 +607,7 @@ class NearDuplicateDetector:
         near_indexed: bool = True,
         minhash: bytes | None = None,
         numbers: int = 0,
+        page_size: int = 0,
     ) -> None:
         """Keep a document whose fingerprint and content hash are already known, without
         looking it up (e.g. to load documents fingerprinted elsewhere).
@@ -554,6 +623,7 @@ class NearDuplicateDetector:
                 near_indexed=near_indexed,
                 minhash=minhash,
                 numbers=numbers,
+                page_size=page_size,
             )
 
     def _add(
@@ -565,6 +635,7 @@ class NearDuplicateDetector:
         near_indexed: bool,
         minhash: bytes | None,
         numbers: int = 0,
+        page_size: int = 0,
     ) -> None:
         if self._state is not None:
             self._state.add(
@@ -574,15 +645,16 @@ class NearDuplicateDetector:
                 near_indexed=near_indexed,
                 minhash=minhash,
                 numbers=numbers,
+                page_size=page_size,
             )
             return
         if isinstance(self.content_hashes, MemoryContentHashTable):
-            self.content_hashes.add(content_hash, key, fingerprint, minhash, numbers)
+            self.content_hashes.add(content_hash, key, fingerprint, minhash, numbers, page_size)
         else:
             self.content_hashes.add(content_hash, key, fingerprint)
         if near_indexed:
             if isinstance(self.index, MemoryFingerprintIndex):
-                self.index.add(key, fingerprint, minhash, numbers)
+                self.index.add(key, fingerprint, minhash, numbers, page_size)
             else:
                 self.index.add(key, fingerprint)
 

@@ -6,9 +6,10 @@ and fingerprinting are the CPU-heavy part of content dedup.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from crawler.extract import extract
+from crawler.fingerprints import page_size_class
 from crawler.neardup import TextFingerprint, fingerprint_text
 
 
@@ -31,19 +32,19 @@ def fingerprint_page(
     fold_repeats: bool = False,
     min_repeats: int = 2,
 ) -> PageFingerprint:
-    """Fingerprint *text* when given, else the main text extracted from *html*.
+    """Fingerprint *text* when given, else the main text extracted from *html* (with
+    the size of the page it was taken from).
 
     >>> fingerprint_page(None, "").fingerprint is None
     True
     >>> fingerprint_page(b"\\x89PNG\\r\\n\\x1a\\n...").status
     'binary'
     """
-    status = "ok"
+    status, page_chars = "ok", 0
     if text is None:
         extraction = extract(html, url, encoding=encoding, max_bytes=max_bytes)
-        status, text = extraction.status, extraction.text
+        status, text, page_chars = extraction.status, extraction.text, extraction.page_chars
     if not isinstance(text, str) or not text.strip():
         return PageFingerprint(status, None)
-    return PageFingerprint(
-        status, fingerprint_text(text, fold_repeats=fold_repeats, min_repeats=min_repeats)
-    )
+    text_fingerprint = fingerprint_text(text, fold_repeats=fold_repeats, min_repeats=min_repeats)
+    return PageFingerprint(status, replace(text_fingerprint, page_size=page_size_class(page_chars)))

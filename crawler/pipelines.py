@@ -39,7 +39,7 @@ from crawler.dupefilters import (
 )
 from crawler.index.redis import RedisContentIndex
 from crawler.item_keys import ITEM_KEY_VERSION, item_key
-from crawler.neardup import NearDuplicateDetector
+from crawler.neardup import NearDuplicateDetector, rejection_reason
 from crawler.pages import fingerprint_page
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.stores.journaled import JournaledSeenStore
@@ -326,6 +326,7 @@ class NearDuplicatePipeline:
             record["rejected_url"] = decision.rejected.key
             record["rejected_distance"] = decision.rejected.distance
             record["rejected_similarity"] = decision.rejected.similarity
+            record["rejected_because"] = rejection_reason(decision.rejected)
         self._audit.write(record)
 
     def summary(self) -> str:

@@ -114,8 +114,13 @@ def test_extract_reports_ok_and_the_encoding() -> None:
     page = article_page().encode("utf-8")
     result = extract(page)
     assert result == Extraction(
-        "\n".join(["Old bridge reopens after two years", *PARAGRAPHS]), "ok", "utf-8"
+        "\n".join(["Old bridge reopens after two years", *PARAGRAPHS]),
+        "ok",
+        "utf-8",
+        result.page_chars,
     )
+    # the whole page: the article, and its navigation, footer and comments
+    assert len(result.text) + 200 < result.page_chars < len(page)
     assert main_text(page) == result.text
     assert extract(article_page()).encoding is None  # str input is not decoded
 
@@ -375,7 +380,8 @@ def test_an_error_inside_trafilatura_is_reported_as_failed(
     monkeypatch.setattr(crawler.extract.trafilatura, "extract", explode)
     with caplog.at_level(logging.DEBUG, logger="crawler.extract"):
         result = extract(article_page().encode(), url="https://news.example/bridge")
-    assert result == Extraction("", "failed", "utf-8")
+    assert result == Extraction("", "failed", "utf-8", result.page_chars)
+    assert result.page_chars > 0  # parsed before trafilatura failed
     assert caplog.record_tuples == [
         ("crawler.extract", logging.DEBUG, "trafilatura failed on https://news.example/bridge")
     ]
@@ -457,3 +463,21 @@ def test_corpus_chinese_pages_decode_and_extract() -> None:
         recalls.append(sum((expected & found).values()) / sum(expected.values()))
     assert len(recalls) == 74
     assert statistics.fmean(recalls) >= 0.95
+
+
+@pytest.mark.parametrize(
+    ("body", "chars"),
+    [
+        ("<p>abc def</p><script>var x = [1, 2, 3];</script><p>ghi</p>", (10, 11)),
+        ("<style>p { color: red }</style><p>  many   spaces\n\n here </p>", (16, 17)),
+        ("<nav>menu</nav><article><p>" + "word " * 100 + "</p></article>", (503, 504)),
+    ],
+)
+def test_page_chars_is_the_text_of_the_whole_body(body: str, chars: tuple[int, int]) -> None:
+    result = extract(f"<html><head><title>t</title></head><body>{body}</body></html>")
+    assert chars[0] <= result.page_chars <= chars[1]
+
+
+def test_page_chars_is_zero_when_nothing_was_parsed() -> None:
+    assert extract(b"").page_chars == 0
+    assert extract(b"%PDF-1.7 ...").page_chars == 0

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 from unittest.mock import ANY
 
@@ -22,6 +23,7 @@ from crawler.fingerprints import (
     estimated_jaccard,
     hamming_distance,
     normalize_text,
+    page_size_class,
     simhash,
 )
 from crawler.index import MAX_QUERY_DISTANCE, band_layout
@@ -460,14 +462,13 @@ def test_multi_probe_search_equals_brute_force_up_to_7_bits():
         distances = np.bitwise_count(as_array ^ np.uint64(probe))
         for radius in (7, 10):
             found = index.search(probe, radius, probe_neighbours=True)
-            keys = {key for key, _, _, _, _ in found}
-            assert all(distance <= radius for _, _, distance, _, _ in found)
-            assert [distance for _, _, distance, _, _ in found] == sorted(
-                distance for _, _, distance, _, _ in found
-            )
+            keys = {found_key for found_key, *_ in found}
+            assert all(distance <= radius for _, _, distance, *_ in found)
+            distances_found = [distance for _, _, distance, *_ in found]
+            assert distances_found == sorted(distances_found)
             assert {str(n) for n in np.flatnonzero(distances <= 7)} <= keys
             assert keys <= {str(n) for n in np.flatnonzero(distances <= radius)}
-            found_beyond_3 += sum(distance > 3 for _, _, distance, _, _ in found)
+            found_beyond_3 += sum(distance > 3 for distance in distances_found)
     assert found_beyond_3 > 500  # the comparison is not vacuous
 
 
@@ -820,6 +821,59 @@ def test_the_second_stage_asks_for_more_similarity_than_the_first():
         "later", TextFingerprint(own.normalized_length, moved, own.content_hash, own.minhash)
     ).match
     assert match is not None and match.stage == "second"
+
+
+def page_size_cases(detector: NearDuplicateDetector) -> None:
+    """Shared by the memory and Redis tests: an index page of every letter whose
+    extraction kept one letter's section is not that letter's page."""
+    letter = distinct_text(400, words=2_000)
+    text = detector.fingerprint(letter)
+    assert 10_000 < text.normalized_length < 20_000
+    letter_page = replace(text, page_size=page_size_class(16_000))
+    assert detector.check_fingerprinted("genindex-P", letter_page).added
+    every_letter = detector.check_fingerprinted(
+        "genindex-all", replace(text, page_size=page_size_class(400_000))
+    )
+    assert (every_letter.match, every_letter.added) == (None, True)
+    assert every_letter.rejected is not None
+    assert (every_letter.rejected.key, every_letter.rejected.kind) == ("genindex-P", "exact")
+    assert every_letter.rejected.page_sizes_differ
+    # the same text on a page of about its size (another template) is a copy
+    other_template = detector.check_fingerprinted(
+        "letter-copy", replace(text, page_size=page_size_class(30_000))
+    )
+    assert other_template.match is not None and other_template.match.key == "genindex-P"
+    # text given alone: no page size, no such doubt
+    alone = detector.check_fingerprinted("alone", text, add=False)
+    assert alone.match is not None and alone.match.kind == "exact"
+    # near copies (one line more) go with the page of their own size
+    printed = detector.fingerprint(
+        "Printed on 3 May 2024 from https://docs.test/genindex " + letter
+    )
+    for key, page_chars, original in (
+        ("printed-all", 420_000, "genindex-all"),
+        ("printed-p", 17_000, "genindex-P"),
+    ):
+        decision = detector.check_fingerprinted(
+            key, replace(printed, page_size=page_size_class(page_chars)), add=False
+        )
+        assert decision.match is not None and decision.match.key == original
+
+
+def test_a_text_that_is_a_small_part_of_a_much_larger_page_does_not_drop_it():
+    page_size_cases(NearDuplicateDetector())
+    # a near copy on a page many times larger than the only page of that text stays
+    detector = NearDuplicateDetector()
+    letter = distinct_text(400, words=2_000)
+    detector.check_fingerprinted(
+        "genindex-P", replace(detector.fingerprint(letter), page_size=page_size_class(16_000))
+    )
+    printed = detector.fingerprint("Printed on 3 May 2024 " + letter)
+    lone = detector.check_fingerprinted(
+        "printed-all", replace(printed, page_size=page_size_class(420_000))
+    )
+    assert lone.match is None
+    assert lone.rejected is not None and lone.rejected.page_sizes_differ
 
 
 def test_the_second_stage_is_for_long_texts_only():

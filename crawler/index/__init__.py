@@ -77,6 +77,7 @@ class SharedMatch:
     stage: str
     similarity: float
     numbers_differ: bool = False
+    page_sizes_differ: bool = False
 
 
 class SharedContentIndex(FingerprintIndex, Protocol):
@@ -93,6 +94,8 @@ class SharedContentIndex(FingerprintIndex, Protocol):
         add: bool = True,
         minhash: bytes | None = None,
         numbers: int = 0,
+        page_size: int = 0,
+        text_chars: int = 0,
         min_similarity: float = 0.0,
         second_stage_min_similarity: float | None = None,
         second_stage_distance: int | None = None,

@@ -24,8 +24,8 @@ logger = logging.getLogger(__name__)
 KIND = "content-index"
 CONTENT_HASH_BYTES = 16
 #: Journal record: document number, fingerprint, content hash, MinHash signature, numbers
-#: signature, flags; then the key (UTF-8).
-_RECORD = struct.Struct(f">QQ{CONTENT_HASH_BYTES}s{MINHASH_BYTES}sQB")
+#: signature, page size class, flags; then the key (UTF-8).
+_RECORD = struct.Struct(f">QQ{CONTENT_HASH_BYTES}s{MINHASH_BYTES}sQBB")
 _NEAR_INDEXED = 0x01
 
 
@@ -35,7 +35,8 @@ class JournaledContentIndex:
     * ``content-index.snapshot`` holds every document, replaced atomically every
       *snapshot_every* new documents and at :meth:`close`;
     * ``content-index.journal`` gets each new document as it is added (key, fingerprint,
-      full content hash, MinHash and numbers signatures), so ``kill -9`` loses none;
+      full content hash, MinHash and numbers signatures, page size), so ``kill -9`` loses
+      none;
     * both record *signature*: a state directory written with other fingerprint rules
       raises :class:`~crawler.persistence.StateFileError` naming the difference, and a
       corrupt file is reported, never reset.
@@ -113,8 +114,8 @@ class JournaledContentIndex:
         """Adds one journal record to the loaded documents, in order."""
 
         def replay(record: bytes) -> None:
-            number, fingerprint, content_hash, minhash, numbers, near_indexed, key = self._decode(
-                record
+            number, fingerprint, content_hash, minhash, numbers, page_size, near_indexed, key = (
+                self._decode(record)
             )
             if number < snapshot_documents:
                 return  # journaled before the snapshot that already holds it
@@ -123,7 +124,9 @@ class JournaledContentIndex:
                     f"{self.journal.path} is corrupt: document {number} follows "
                     f"document {len(self.content_hashes) - 1}"
                 )
-            self._add_in_memory(key, fingerprint, content_hash, minhash, numbers, near_indexed)
+            self._add_in_memory(
+                key, fingerprint, content_hash, minhash, numbers, page_size, near_indexed
+            )
 
         return replay
 
@@ -145,16 +148,18 @@ class JournaledContentIndex:
         except (KeyError, TypeError, ValueError) as exc:
             raise StateFileError(f"{self.snapshot_path} is corrupt: {exc}") from exc
 
-    def _decode(self, record: bytes) -> tuple[int, int, bytes, bytes, int, bool, str]:
+    def _decode(self, record: bytes) -> tuple[int, int, bytes, bytes, int, int, bool, str]:
         if len(record) < _RECORD.size:
             raise StateFileError(
                 f"{self.journal.path} is corrupt: a record of {len(record)} bytes, "
                 f"shorter than the {_RECORD.size} of its fixed part"
             )
-        number, fingerprint, content_hash, minhash, numbers, flags = _RECORD.unpack_from(record)
+        number, fingerprint, content_hash, minhash, numbers, page_size, flags = _RECORD.unpack_from(
+            record
+        )
         key = record[_RECORD.size :].decode("utf-8", "surrogatepass")
         near_indexed = bool(flags & _NEAR_INDEXED)
-        return number, fingerprint, content_hash, minhash, numbers, near_indexed, key
+        return number, fingerprint, content_hash, minhash, numbers, page_size, near_indexed, key
 
     def _add_in_memory(
         self,
@@ -163,11 +168,12 @@ class JournaledContentIndex:
         content_hash: bytes,
         minhash: bytes,
         numbers: int,
+        page_size: int,
         near_indexed: bool,
     ) -> None:
-        self.content_hashes.add(content_hash, key, fingerprint, minhash, numbers)
+        self.content_hashes.add(content_hash, key, fingerprint, minhash, numbers, page_size)
         if near_indexed:
-            self.index.add(key, fingerprint, minhash, numbers)
+            self.index.add(key, fingerprint, minhash, numbers, page_size)
 
     def add(
         self,
@@ -178,6 +184,7 @@ class JournaledContentIndex:
         near_indexed: bool,
         minhash: bytes | None = None,
         numbers: int = 0,
+        page_size: int = 0,
     ) -> None:
         """Add a document to the content-hash table (and to the fingerprint index when
         *near_indexed*); it survives a kill of the process once this returns."""
@@ -190,10 +197,12 @@ class JournaledContentIndex:
         if minhash is None:
             minhash = bytes(MINHASH_BYTES)
         number = len(self.content_hashes)
-        self._add_in_memory(key, fingerprint, content_hash, minhash, numbers, near_indexed)
+        self._add_in_memory(
+            key, fingerprint, content_hash, minhash, numbers, page_size, near_indexed
+        )
         flags = _NEAR_INDEXED if near_indexed else 0
         self.journal.append(
-            _RECORD.pack(number, fingerprint, content_hash, minhash, numbers, flags)
+            _RECORD.pack(number, fingerprint, content_hash, minhash, numbers, page_size, flags)
             + key.encode("utf-8", "surrogatepass")
         )
         self._since_snapshot += 1

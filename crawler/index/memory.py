@@ -4,15 +4,16 @@ Memory layout, per document (``n`` documents; arrays are numpy, grown by 1/16 at
 
 * :class:`DocumentTable`, one row per document, shared by the index and the table:
   fingerprint (8 bytes), MinHash signature (64 bytes: the second signature that verifies
-  a near match), numbers signature (8 bytes), end offset of its key in one UTF-8 byte
-  string (4 bytes; 8 once the keys pass 4 GiB), and the key's UTF-8 bytes themselves.
+  a near match), numbers signature (8 bytes), page size class (1 byte), end offset of its
+  key in one UTF-8 byte string (4 bytes; 8 once the keys pass 4 GiB), and the key's UTF-8
+  bytes themselves.
 * :class:`MemoryFingerprintIndex`: the document row of each entry (4 bytes) and, per band,
   the rows sorted by that band's 16-bit value (4 x 4 bytes) with a table of where each of
   the 65,536 band values starts (4 x 256 KiB, whatever the number of documents).
 * :class:`MemoryContentHashTable`: the first 8 bytes of each content hash (8 bytes) and the
   document row (4 bytes), sorted by hash.
 
-That is 116 bytes a document plus the key bytes and 1 MiB (``bench/neardup_index.py``
+That is 117 bytes a document plus the key bytes and 1 MiB (``bench/neardup_index.py``
 measures it with tracemalloc, array slack included), where
 ``simhash.SimhashIndex`` spends about a kilobyte. Both structures take new entries into a
 small unsorted *tail* that queries scan with vectorized numpy; once the tail holds about
@@ -141,9 +142,15 @@ class DocumentTable:
         self._fingerprints = _Column(np.uint64)
         self._minhashes = bytearray()
         self._numbers = _Column(np.uint64)
+        self._page_sizes = _Column(np.uint8)
 
     def add(
-        self, key: str, fingerprint: int, minhash: bytes | None = None, numbers: int = 0
+        self,
+        key: str,
+        fingerprint: int,
+        minhash: bytes | None = None,
+        numbers: int = 0,
+        page_size: int = 0,
     ) -> int:
         if minhash is None:
             minhash = _NO_MINHASH
@@ -165,6 +172,7 @@ class DocumentTable:
         self._fingerprints.append(fingerprint)
         self._minhashes += minhash
         self._numbers.append(numbers)
+        self._page_sizes.append(page_size)
         return rows
 
     def _key_start(self, row: int) -> int:
@@ -186,6 +194,10 @@ class DocumentTable:
     def numbers(self, row: int) -> int:
         """The numbers signature of *row* (:func:`crawler.fingerprints.numbers_signature`)."""
         return self._numbers.item(row)
+
+    def page_size(self, row: int) -> int:
+        """The page size class of *row* (:func:`crawler.fingerprints.page_size_class`)."""
+        return self._page_sizes.item(row)
 
     def fingerprints(self) -> NDArray[np.uint64]:
         """All fingerprints by row, without a copy (valid until the next :meth:`add`)."""
@@ -209,6 +221,7 @@ class DocumentTable:
                 self._fingerprints.view().astype("<u8").tobytes(),
                 bytes(self._minhashes),
                 self._numbers.view().astype("<u8").tobytes(),
+                self._page_sizes.view().tobytes(),
             )
         )
 
@@ -225,7 +238,8 @@ class DocumentTable:
         fingerprints_at = keys_at + key_bytes
         minhashes_at = fingerprints_at + rows * 8
         numbers_at = minhashes_at + rows * MINHASH_BYTES
-        expected = numbers_at + rows * 8
+        page_sizes_at = numbers_at + rows * 8
+        expected = page_sizes_at + rows
         if len(payload) != expected:
             raise ValueError(
                 f"document table of {rows} rows and {key_bytes} key bytes has "
@@ -243,6 +257,9 @@ class DocumentTable:
         documents._minhashes = bytearray(payload[minhashes_at:numbers_at])
         documents._numbers = _Column(
             np.uint64, np.frombuffer(payload, dtype="<u8", count=rows, offset=numbers_at)
+        )
+        documents._page_sizes = _Column(
+            np.uint8, np.frombuffer(payload, dtype="u1", count=rows, offset=page_sizes_at)
         )
         return documents
 
@@ -305,10 +322,15 @@ class MemoryFingerprintIndex:
         self._band_start_view = self._band_starts.data
 
     def add(
-        self, key: str, fingerprint: int, minhash: bytes | None = None, numbers: int = 0
+        self,
+        key: str,
+        fingerprint: int,
+        minhash: bytes | None = None,
+        numbers: int = 0,
+        page_size: int = 0,
     ) -> None:
         check_fingerprint(fingerprint)
-        row = self.documents.add(key, fingerprint, minhash, numbers)
+        row = self.documents.add(key, fingerprint, minhash, numbers, page_size)
         if len(self._entry_rows) and self._entry_rows.last() == row:
             return
         self._entry_rows.append(row)
@@ -357,8 +379,9 @@ class MemoryFingerprintIndex:
 
     def search(
         self, fingerprint: int, max_distance: int, *, probe_neighbours: bool = False
-    ) -> list[tuple[str, int, int, bytes, int]]:
-        """Return ``(key, fingerprint, distance, minhash, numbers)`` of documents within
+    ) -> list[tuple[str, int, int, bytes, int, int]]:
+        """Return ``(key, fingerprint, distance, minhash, numbers, page size class)`` of
+        documents within
         *max_distance* bits, in :meth:`query` order.
 
         - Without *probe_neighbours*, as :meth:`query`: every document within 3 bits.
@@ -381,6 +404,7 @@ class MemoryFingerprintIndex:
                 distance,
                 documents.minhash(row),
                 documents.numbers(row),
+                documents.page_size(row),
             )
             for distance, row in self._search(fingerprint, max_distance, probe_neighbours)
         ]
@@ -511,11 +535,12 @@ class MemoryContentHashTable:
         fingerprint: int,
         minhash: bytes | None = None,
         numbers: int = 0,
+        page_size: int = 0,
     ) -> None:
         check_fingerprint(fingerprint)
         prefix = content_hash_prefix(content_hash)
         self._tail_prefixes.append(prefix)
-        self._tail_rows.append(self.documents.add(key, fingerprint, minhash, numbers))
+        self._tail_rows.append(self.documents.add(key, fingerprint, minhash, numbers, page_size))
         if len(self._tail_rows) >= tail_limit(len(self._sorted_rows)):
             self._merge_tail()
 
@@ -537,6 +562,12 @@ class MemoryContentHashTable:
         if row is None:
             return None
         return self.documents.key(row), self.documents.fingerprint(row)
+
+    def page_size(self, content_hash: bytes) -> int:
+        """The page size class of the first document added with *content_hash*, ``0``
+        when there is none."""
+        row = self._find_row(np.uint64(content_hash_prefix(content_hash)))
+        return 0 if row is None else self.documents.page_size(row)
 
     def _find_row(self, prefix: np.uint64) -> int | None:
         position = int(np.searchsorted(self._sorted_prefixes, prefix))

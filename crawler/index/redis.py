@@ -2,8 +2,9 @@
 
 Same banded layout as the in-memory index (:mod:`crawler.index`): each kept
 document is a *member*, its 8-byte big-endian fingerprint, its 64-byte MinHash
-signature, its 8-byte numbers signature and its key, stored in one Redis set per
-(band, 16-bit band value), and in a hash from content hash to member for exact duplicates. Look-up
+signature, its 8-byte numbers signature, its page size class (1 byte) and its key,
+stored in one Redis set per (band, 16-bit band value), and in a hash from content hash
+to member for exact duplicates. Look-up
 (both stages), verification of a candidate by its MinHash and insert are one
 Lua call, so two workers that fetch the same article at the same moment keep
 exactly one copy. All keys share one hash tag (``{base}``), so the index also
@@ -12,8 +13,10 @@ works on Redis Cluster.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
+from crawler.fingerprints import PAGE_SIZE_RATIO, PAGE_SIZE_STEPS
 from crawler.index import (
     BAND_BITS,
     BAND_COUNT,
@@ -67,6 +70,19 @@ local function numbers_differ(a, b)
   end
   return a_only and b_only
 end
+local function page_sizes_differ(a, b, text_chars)
+  local x, y = string.byte(a, 81), string.byte(b, 81)
+  if x == 0 or y == 0 then return false end
+  local low, high = math.min(x, y), math.max(x, y)
+  if high - low < """
+    + repr(PAGE_SIZE_STEPS * math.log2(PAGE_SIZE_RATIO))
+    + """ then return false end
+  return text_chars * """
+    + str(PAGE_SIZE_RATIO)
+    + """ < 2 ^ (high / """
+    + str(PAGE_SIZE_STEPS)
+    + """)
+end
 local function nearest(fingerprint, band_keys, max_distance)
   local best, best_distance = false, max_distance + 1
   for _, band_key in ipairs(band_keys) do
@@ -84,24 +100,28 @@ end
 #: sets one bit away. ARGV: content hash, probe member (fingerprint and MinHash),
 #: key, threshold (-1: exact check only), add (1/0), min similarity, second-stage
 #: radius (-1: none), candidates verified at most per stage, the second stage's min
-#: similarity.
+#: similarity, the text's length (characters, for the page size check).
 #: Returns {verdict, member, distance, stage, similarity in thousandths, numbers
-#: differ (1/0)} for a
+#: differ (1/0), page sizes differ (1/0)} for a
 #: match ('match') or, when the document is new, the nearest candidate that
 #: verification rejected ('rejected'); {'new', added} when there was none.
 CHECK_AND_ADD = (
     _DISTANCE
     + """
 local probe = ARGV[2]
+local text_chars = tonumber(ARGV[10])
+local rejected = false
 local member = redis.call('HGET', KEYS[1], ARGV[1])
 if member and string.sub(member, 1, 8) == string.sub(probe, 1, 8) then
-  return {'match', member, 0, 'exact', 1000, 0}
+  if not page_sizes_differ(probe, member, text_chars) then
+    return {'match', member, 0, 'exact', 1000, 0, 0}
+  end
+  rejected = {'rejected', member, 0, 'exact', 1000, 0, 1}
 end
 local threshold = tonumber(ARGV[4])
 local min_similarity = tonumber(ARGV[6])
 local radius = tonumber(ARGV[7])
 local most = tonumber(ARGV[8])
-local rejected = false
 local function verified(first_key, last_key, min_distance, max_distance, stage, min_similarity)
   local found, seen = {}, {}
   for i = first_key, last_key do
@@ -121,8 +141,12 @@ local function verified(first_key, last_key, min_distance, max_distance, stage, 
     local d, candidate = found[i][1], found[i][2]
     local j = similarity(probe, candidate)
     local differ = numbers_differ(probe, candidate)
-    local reply = {'match', candidate, d, stage, math.floor(j * 1000 + 0.5), differ and 1 or 0}
-    if j >= min_similarity and not differ and string.sub(candidate, 9, 8 + """
+    local sizes = page_sizes_differ(probe, candidate, text_chars)
+    local reply = {
+      'match', candidate, d, stage, math.floor(j * 1000 + 0.5), differ and 1 or 0,
+      sizes and 1 or 0
+    }
+    if j >= min_similarity and not differ and not sizes and string.sub(candidate, 9, 8 + """
     + str(MINHASH_BYTES)
     + """) ~= string.rep('\\0', """
     + str(MINHASH_BYTES)
@@ -189,14 +213,21 @@ redis.call('INCR', KEYS[5])
 """
 
 
-_KEY_AT = 8 + MINHASH_BYTES + 8
+_KEY_AT = 8 + MINHASH_BYTES + 8 + 1
 
 
-def _member(fingerprint: int, key: str, minhash: bytes | None = None, numbers: int = 0) -> bytes:
+def _member(
+    fingerprint: int,
+    key: str,
+    minhash: bytes | None = None,
+    numbers: int = 0,
+    page_size: int = 0,
+) -> bytes:
     return (
         fingerprint.to_bytes(8, "big")
         + (bytes(MINHASH_BYTES) if minhash is None else minhash)
         + numbers.to_bytes(8, "big")
+        + bytes((page_size,))
         + key.encode("utf-8", "surrogatepass")
     )
 
@@ -253,6 +284,8 @@ class RedisContentIndex:
         add: bool = True,
         minhash: bytes | None = None,
         numbers: int = 0,
+        page_size: int = 0,
+        text_chars: int = 0,
         min_similarity: float = 0.0,
         second_stage_min_similarity: float | None = None,
         second_stage_distance: int | None = None,
@@ -273,7 +306,7 @@ class RedisContentIndex:
         band_keys = self.band_keys(fingerprint)
         if threshold is not None and second_stage_distance is not None:
             band_keys += self.probe_band_keys(fingerprint)
-        probe = _member(fingerprint, "", minhash, numbers)
+        probe = _member(fingerprint, "", minhash, numbers, page_size)
         reply = self.connection.call(
             self.connection.script(CHECK_AND_ADD),
             keys=[self.exact_key, self.count_key, *band_keys],
@@ -293,6 +326,7 @@ class RedisContentIndex:
                         else second_stage_min_similarity
                     )
                 ),
+                text_chars,
             ],
         )
         verdict = reply[0].decode()
@@ -307,6 +341,7 @@ class RedisContentIndex:
             stage=reply[3].decode(),
             similarity=int(reply[4]) / 1000,
             numbers_differ=bool(int(reply[5])),
+            page_sizes_differ=bool(int(reply[6])),
         )
 
     def add(self, key: str, fingerprint: int) -> None:
