@@ -17,11 +17,13 @@ What the numbers mean, and what the script promises about them:
   document: a manual has no two pages meant to say the same thing. Symbolic links (files
   and folders) are not followed, and a file whose resolved path or whose bytes were seen
   before, in this site or an earlier one, is the same document again: counted, not fed.
-  The main text is :func:`crawler.extract.main_text` of the bytes, with the page's
+  The main text is :func:`crawler.extract.extract` of the bytes, with the page's
   ``file://`` URL, in ``--workers`` processes. A page whose main text is empty is counted
   and not fed (the item pipeline keeps such items unchecked).
-* **Detectors.** ``NearDuplicateDetector()`` with its defaults, fed with
-  ``check(file_url, text)`` in that order: one detector per site (the main figure), and one
+* **Detectors.** ``NearDuplicateDetector()`` with its defaults, fed in that order as the
+  item pipeline feeds it: the text fingerprinted with the size class of its page
+  (``check_fingerprinted``; ``check(file_url, text)`` with a ``crawler`` that has no page
+  sizes): one detector per site (the main figure), and one
   detector for all the sites together (their streams one after the other, in the order
   of the roots).
 * **Dropped pairs.** Every decision with a match: the later page, which the content level
@@ -64,13 +66,14 @@ import sys
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from machine import machine_facts as shared_machine_facts
 
-from crawler.extract import main_text
+from crawler import fingerprints
+from crawler.extract import extract
 from crawler.fingerprints import normalize_text
 from crawler.neardup import NearDuplicateDetector
 
@@ -236,12 +239,14 @@ def distinct_pages(sites: Sequence[Site]) -> tuple[list[Page], dict[str, SiteCou
     return pages, counts
 
 
-def extract_page(path: Path) -> str:
-    """The main text of the HTML file at *path* (run in a worker process)."""
-    return main_text(path.read_bytes(), path.as_uri())
+def extract_page(path: Path) -> tuple[str, int]:
+    """The main text of the HTML file at *path* and how much text the whole page holds
+    (``0`` from a ``crawler`` that does not report it); run in a worker process."""
+    extraction = extract(path.read_bytes(), path.as_uri())
+    return extraction.text, getattr(extraction, "page_chars", 0)
 
 
-def extract_all(pages: Sequence[Page], workers: int) -> list[str]:
+def extract_all(pages: Sequence[Page], workers: int) -> list[tuple[str, int]]:
     paths = [page.path for page in pages]
     if workers <= 1:
         return [extract_page(path) for path in paths]
@@ -364,9 +369,19 @@ def describe_pair(
     )
 
 
+def check_page(detector: NearDuplicateDetector, page: Page, text: str, page_chars: int) -> Any:
+    """What the item pipeline decides for the page: its text fingerprinted with the size
+    of the page it came from, where the detector takes one."""
+    size_class = getattr(fingerprints, "page_size_class", None)
+    if size_class is None or not page_chars:
+        return detector.check(page.key, text)
+    text_fingerprint = replace(detector.fingerprint(text), page_size=size_class(page_chars))
+    return detector.check_fingerprinted(page.key, text_fingerprint)
+
+
 def run_stream(
     name: str,
-    stream: Iterable[tuple[Page, str]],
+    stream: Iterable[tuple[Page, str, int]],
     normalized: dict[str, str],
     *,
     with_site: bool,
@@ -377,9 +392,9 @@ def run_stream(
     pages_by_key: dict[str, Page] = {}
     decisions = []
     started = time.perf_counter()
-    for page, text in stream:
+    for page, text, page_chars in stream:
         pages_by_key[page.key] = page
-        decisions.append((page, text, detector.check(page.key, text)))
+        decisions.append((page, text, check_page(detector, page, text, page_chars)))
     result.seconds = time.perf_counter() - started
     result.fed = len(decisions)
     result.kept = len(detector)
@@ -716,18 +731,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     progress(f"{len(pages):,} distinct pages in {len(sites)} sites; extracting", started)
 
     extraction_started = time.perf_counter()
-    texts = extract_all(pages, arguments.workers)
+    extracted = extract_all(pages, arguments.workers)
     extraction_seconds = time.perf_counter() - extraction_started
     progress("extracted; running the detectors", started)
 
     empty = {site.name: 0 for site in sites}
-    fed: dict[str, list[tuple[Page, str]]] = {site.name: [] for site in sites}
+    fed: dict[str, list[tuple[Page, str, int]]] = {site.name: [] for site in sites}
     normalized: dict[str, str] = {}
-    for page, text in zip(pages, texts, strict=True):
+    for page, (text, page_chars) in zip(pages, extracted, strict=True):
         if not text:
             empty[page.site] += 1
             continue
-        fed[page.site].append((page, text))
+        fed[page.site].append((page, text, page_chars))
         normalized[page.key] = normalize_text(text)
     per_site = [
         run_stream(site.name, fed[site.name], normalized, with_site=False) for site in sites

@@ -78,7 +78,8 @@ What the numbers mean, and what the script promises about them:
   it, and negative pairs within it, show what the fingerprint can do without the
   stream's order effects. Only for the columns that have such a rule alone: today's
   first stage and the anchors.
-* **Columns**, each on :func:`crawler.extract.main_text` of each page:
+* **Columns**, each on :func:`crawler.extract.main_text` of each page (ours fed as the
+  item pipeline feeds the detector: the text with the size class of its page):
 
   1. *Today's first stage* (unverified): ``NearDuplicateDetector(second_stage=False,
      min_similarity=0.0)``: exact check, then the banded SimHash look-up, nothing
@@ -147,7 +148,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -159,6 +160,7 @@ import simhash as simhash_package
 import tldextract
 from machine import machine_facts as shared_machine_facts
 
+from crawler import fingerprints
 from crawler.extract import decode_html, extract
 from crawler.fingerprints import normalize_text, simhash_of_normalized
 from crawler.neardup import Decision, Match, NearDuplicateDetector
@@ -831,6 +833,8 @@ class Survey:
     title: str
     template_names: frozenset[str] = frozenset()
     chrome: tuple[str, ...] = ()
+    #: How much text the whole page holds (``Extraction.page_chars``; 0 when unknown).
+    page_chars: int = 0
 
 
 @dataclass
@@ -844,6 +848,7 @@ class Variant:
     skipped: str = ""
     #: 1, 2, ... for a same-template sibling, 0 otherwise.
     sibling: int = 0
+    page_chars: int = 0
 
 
 def survey_page(page: BasePage) -> Survey:
@@ -853,7 +858,13 @@ def survey_page(page: BasePage) -> Survey:
     try:
         _, root = parse_page(data)
     except Exception:  # an unparseable page has neither template nor chrome
-        return Survey(page.page_id, extraction.text, extraction.status, page.title)
+        return Survey(
+            page.page_id,
+            extraction.text,
+            extraction.status,
+            page.title,
+            page_chars=getattr(extraction, "page_chars", 0),
+        )
     title = page.title or collapse_spaces(root.findtext(".//title") or "").split("_")[0]
     snippets = []
     for element in chrome_elements(root):
@@ -867,6 +878,7 @@ def survey_page(page: BasePage) -> Survey:
         title,
         class_and_id_names(root),
         tuple(snippets[:MAX_CHROME_SNIPPETS]),
+        getattr(extraction, "page_chars", 0),
     )
 
 
@@ -887,13 +899,14 @@ def perturb_page(job: PerturbationJob) -> list[Variant]:
         return [Variant(kind, skipped="no body") for kind in (*KINDS, CONTROL)] + [
             Variant(SIBLING, skipped="no body", sibling=sibling) for sibling in siblings
         ]
-    extracted: dict[bytes, tuple[str, str]] = {}
+    extracted: dict[bytes, tuple[str, str, int]] = {}
 
-    def main_text_of(page_bytes: bytes) -> tuple[str, str]:
+    def main_text_of(page_bytes: bytes) -> tuple[str, str, int]:
         digest = hashlib.blake2b(page_bytes, digest_size=16).digest()
         if digest not in extracted:
             extraction = extract(page_bytes, url)
-            extracted[digest] = (extraction.text, extraction.status)
+            page_chars = getattr(extraction, "page_chars", 0)
+            extracted[digest] = (extraction.text, extraction.status, page_chars)
         return extracted[digest]
 
     variants = []
@@ -905,8 +918,8 @@ def perturb_page(job: PerturbationJob) -> list[Variant]:
         except NotApplicable as reason:
             variants.append(Variant(kind, skipped=str(reason)))
             continue
-        text, status = main_text_of(serialize_page(edited, codec))
-        variants.append(Variant(kind, text, status, note))
+        text, status, page_chars = main_text_of(serialize_page(edited, codec))
+        variants.append(Variant(kind, text, status, note, page_chars=page_chars))
     for sibling in siblings:
         edited = copy.deepcopy(root)
         try:
@@ -914,10 +927,12 @@ def perturb_page(job: PerturbationJob) -> list[Variant]:
         except NotApplicable as reason:
             variants.append(Variant(SIBLING, skipped=str(reason), sibling=sibling))
             continue
-        text, status = main_text_of(serialize_page(edited, codec))
-        variants.append(Variant(SIBLING, text, status, note, sibling=sibling))
-    text, status = main_text_of(serialize_page(root, codec))
-    variants.append(Variant(CONTROL, text, status))
+        text, status, page_chars = main_text_of(serialize_page(edited, codec))
+        variants.append(
+            Variant(SIBLING, text, status, note, sibling=sibling, page_chars=page_chars)
+        )
+    text, status, page_chars = main_text_of(serialize_page(root, codec))
+    variants.append(Variant(CONTROL, text, status, page_chars=page_chars))
     return variants
 
 
@@ -987,6 +1002,8 @@ class Item:
     family: str
     #: For a sibling that adds a spec line to its original: the original's base.
     extends: str = ""
+    #: How much text the whole page holds (0 when unknown).
+    page_chars: int = 0
 
 
 def related(first: Item, second: Item) -> bool:
@@ -1068,8 +1085,16 @@ def run_detector(stream: Sequence[Item], detector: NearDuplicateDetector) -> lis
     the stage from ``Match.kind``: ``"exact"``, else ``"first"``.
     """
     outcomes = []
+    size_class = getattr(fingerprints, "page_size_class", None)
     for item in stream:
-        decision = detector.check(item.key, item.text)
+        if size_class is not None and item.page_chars:
+            # as the item pipeline does: the text, and the size of the page it came from
+            text_fingerprint = replace(
+                detector.fingerprint(item.text), page_size=size_class(item.page_chars)
+            )
+            decision = detector.check_fingerprinted(item.key, text_fingerprint)
+        else:
+            decision = detector.check(item.key, item.text)
         match = decision.match
         rejected = getattr(decision, "rejected", None)
         stage = None
@@ -2240,7 +2265,16 @@ def build_items(
         counts["netease" if page.chinese else "wcxb"] += 1
         main_chars = len(collapse_spaces(survey.text))
         counts["printed_eligible"] += PRINTED_MIN_CHARS <= main_chars <= PRINTED_MAX_CHARS
-        items.append(Item(page.page_id, page.page_id, ORIGINAL, survey.text, page.page_id))
+        items.append(
+            Item(
+                page.page_id,
+                page.page_id,
+                ORIGINAL,
+                survey.text,
+                page.page_id,
+                page_chars=survey.page_chars,
+            )
+        )
         original_normalized = normalize_text(survey.text)
         sibling_texts: list[str] = []
         for variant in variants[page.page_id]:
@@ -2277,6 +2311,7 @@ def build_items(
                         variant.text,
                         page.page_id,
                         extends=page.page_id if adds_a_line else "",
+                        page_chars=variant.page_chars,
                     )
                 )
                 continue
@@ -2301,6 +2336,7 @@ def build_items(
                     variant.kind,
                     variant.text,
                     page.page_id,
+                    page_chars=variant.page_chars,
                 )
             )
     counts["not_applicable"] = dict(not_applicable)

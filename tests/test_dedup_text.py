@@ -257,3 +257,29 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path, comments: Path) -> None
     assert "11 records read" in shown
     assert "%|" not in run_on_a_terminal(tmp_path, comments.name, "--no-progress")
     assert "%|" not in dedup_text(tmp_path, comments.name).stderr.decode()
+
+
+# The input file of a Chinese article on text dedup (its demo_comments.txt, plus the
+# "haha" its troubleshooting table warns about folding).
+SEED_COMMENTS = [
+    "你是凑企鹅你是凑企鹅你是凑企鹅",
+    "这是一条正常评论",
+    "这是一条正常评论",
+    "系统在 12:00 发生异常请检查服务",
+    "系统在12:00发生异常请检查服务",
+    "重复内容重复内容重复内容",
+    "哈哈",
+]
+
+
+def test_the_seed_articles_comments_keep_five(tmp_path: Path) -> None:
+    """The spam line once, the normal comment once, the two 12:00 lines as one (a space
+    next to Chinese characters does not count), the repeated phrase once, and 哈哈."""
+    (tmp_path / "demo_comments.txt").write_text("\n".join(SEED_COMMENTS) + "\n", "utf-8")
+    completed = dedup_text(tmp_path, "demo_comments.txt", "--audit", "audit.jsonl")
+    assert completed.stdout.decode().splitlines() == [SEED_COMMENTS[n] for n in (0, 1, 3, 5, 6)]
+    audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert [(entry["line"], entry["reason"], entry["matched_line"]) for entry in audit] == [
+        (3, "exact", 2),
+        (5, "exact", 4),
+    ]
