@@ -16,8 +16,8 @@ What the numbers mean, and what the script promises about them:
   (:data:`crawler.extract.TRAFILATURA_OPTIONS`); both in one loop, their order
   alternating from page to page, after one untimed warm-up page.
 * **Fingerprints.** On the text our extraction returned, ms per page of
-  :func:`~crawler.fingerprints.normalize_text` + :func:`~crawler.fingerprints.content_hash`
-  + :func:`~crawler.fingerprints.simhash_of_normalized` against ``simhash.Simhash(text)``
+  :func:`crawler.neardup.fingerprint_text` (normalization, content hash, SimHash, and the
+  two signatures that verify a match: MinHash and numbers) against ``simhash.Simhash(text)``
   (the package's default: md5 of character 4-grams), timed the same way.
 * **Budget.** Fingerprinting must cost at most 10% of extraction: the ratio of the two
   totals, with PASS or FAIL.
@@ -64,13 +64,12 @@ from crawler.extract import TRAFILATURA_OPTIONS, extract
 from crawler.fingerprints import (
     CJK_NGRAM,
     WORD_NGRAMS,
-    content_hash,
     hamming_distance,
     normalize_text,
     simhash_of_features,
-    simhash_of_normalized,
     text_features,
 )
+from crawler.neardup import TextFingerprint, fingerprint_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -203,9 +202,9 @@ class ContentBenchResult:
         return self.fingerprint_share <= FINGERPRINT_BUDGET
 
 
-def _fingerprint(text: str) -> tuple[bytes, int]:
-    normalized = normalize_text(text)
-    return content_hash(normalized), simhash_of_normalized(normalized)
+def _fingerprint(text: str) -> TextFingerprint:
+    # what the detector computes of each text: content hash, SimHash and both signatures
+    return fingerprint_text(text)
 
 
 def _package_simhash(text: str) -> int:

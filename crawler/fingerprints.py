@@ -617,7 +617,9 @@ def minhash_of_normalized(normalized: str) -> bytes:
     return minhash_of_features(text_features(normalized))
 
 
-_NUMBER_TOKEN = re.compile(r"[0-9a-z]*[0-9][0-9a-z]*")
+#: A run of ASCII letters and digits that holds a digit (matched from the run's start, and
+#: its letters never given back: one pass over the text).
+_NUMBER_TOKEN = re.compile(r"(?<![0-9a-z])[a-z]*+[0-9][0-9a-z]*")
 _NUMBERS_SEED = 0x4E55
 
 
