@@ -161,7 +161,7 @@ import tldextract
 from machine import machine_facts as shared_machine_facts
 
 from crawler import fingerprints
-from crawler.extract import decode_html, extract
+from crawler.extract import EXTRACTORS, Extractor, decode_html, extract
 from crawler.fingerprints import normalize_text, simhash_of_normalized
 from crawler.neardup import Decision, Match, NearDuplicateDetector
 
@@ -539,6 +539,7 @@ class PerturbationJob:
     original_text: str
     donor_chrome: tuple[str, ...]
     related: tuple[tuple[str, str, str], ...]  # (headline, teaser, href)
+    extractor: Extractor = "trafilatura"
 
 
 def replace_chrome(root: HtmlElement, job: PerturbationJob, rng: random.Random) -> str:
@@ -851,10 +852,10 @@ class Variant:
     page_chars: int = 0
 
 
-def survey_page(page: BasePage) -> Survey:
+def survey_page(page: BasePage, extractor: Extractor = "trafilatura") -> Survey:
     """Extract the main text of a base page; collect its title, template names and chrome."""
     data = read_page(page)
-    extraction = extract(data, page.url)
+    extraction = extract(data, page.url, extractor=extractor)
     try:
         _, root = parse_page(data)
     except Exception:  # an unparseable page has neither template nor chrome
@@ -904,7 +905,7 @@ def perturb_page(job: PerturbationJob) -> list[Variant]:
     def main_text_of(page_bytes: bytes) -> tuple[str, str, int]:
         digest = hashlib.blake2b(page_bytes, digest_size=16).digest()
         if digest not in extracted:
-            extraction = extract(page_bytes, url)
+            extraction = extract(page_bytes, url, extractor=job.extractor)
             page_chars = getattr(extraction, "page_chars", 0)
             extracted[digest] = (extraction.text, extraction.status, page_chars)
         return extracted[digest]
@@ -2417,6 +2418,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=os.cpu_count() or 1,
         help="extraction processes (default: CPUs)",
     )
+    parser.add_argument(
+        "--extractor",
+        choices=EXTRACTORS,
+        default="trafilatura",
+        help="the main-text extractor of every page (DEDUP_EXTRACTOR; default: trafilatura)",
+    )
     parser.add_argument("--json", type=Path, help="also write the raw numbers to this file")
     return parser.parse_args(argv)
 
@@ -2583,8 +2590,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(f"{error} (set --corpus or ${CORPUS_ENV_VAR})") from None
 
     extraction_started = time.perf_counter()
-    surveys = {survey.page_id: survey for survey in pooled(survey_page, pages, arguments.workers)}
-    jobs = perturbation_jobs(pages, surveys, arguments.seed)
+    survey = functools.partial(survey_page, extractor=arguments.extractor)
+    surveys = {
+        page.page_id: found
+        for page, found in zip(pages, pooled(survey, pages, arguments.workers), strict=True)
+    }
+    jobs = [
+        replace(job, extractor=arguments.extractor)
+        for job in perturbation_jobs(pages, surveys, arguments.seed)
+    ]
     variants = {
         job.page.page_id: page_variants
         for job, page_variants in zip(

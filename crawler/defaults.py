@@ -42,6 +42,10 @@ DEDUP_HTML_FIELD = "html"
 #: ``["sku"]``): an item whose key was seen before is dropped. Empty: off.
 DEDUP_ITEM_KEY_FIELDS: list[str] = []
 
+#: The main-text extractor: ``"trafilatura"`` (most accurate) or ``"resiliparse"``
+#: (about ten times faster; ``pip install 'scrapy-crawl-dedup[fast]'``).
+DEDUP_EXTRACTOR = "trafilatura"
+
 #: Keep the HTML field in items after use (feeds rarely want whole pages).
 DEDUP_KEEP_HTML = False
 

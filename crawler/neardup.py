@@ -197,11 +197,14 @@ def fingerprint_normalized(normalized: str) -> TextFingerprint:
     )
 
 
-def content_signature(*, fold_repeats: bool, min_repeats: int) -> dict[str, Any]:
+def content_signature(
+    *, fold_repeats: bool, min_repeats: int, extractor: str | None = None
+) -> dict[str, Any]:
     """The rules a stored content index depends on, as recorded in its state files.
 
     * the fingerprint module's version and feature settings (one entry each, so a
       mismatch names the setting);
+    * the main-text extractor the texts came from (``None``: texts given as they are);
     * the normalization options (``min_repeats`` only matters when folding repeats);
     * the band layout.
 
@@ -214,6 +217,7 @@ def content_signature(*, fold_repeats: bool, min_repeats: int) -> dict[str, Any]
     signature: dict[str, Any] = {
         **{f"fingerprint.{name}": value for name, value in fingerprints.describe().items()},
         "fingerprint.version": fingerprints.FINGERPRINT_VERSION,
+        "extractor": extractor,
         "fold_repeats": fold_repeats,
         "min_repeats": min_repeats if fold_repeats else None,
         **band_layout(),
@@ -250,7 +254,8 @@ class NearDuplicateDetector:
       Jaccard similarity is at least *min_similarity*; *second_stage* false leaves the
       wider search (up to *second_stage_distance* bits, long texts only) out;
     * *fold_repeats* and *min_repeats* are passed to
-      :func:`crawler.fingerprints.normalize_text`;
+      :func:`crawler.fingerprints.normalize_text`; *extractor* names the main-text
+      extractor the texts come from (it only enters the :attr:`signature`);
     * *index* and *content_hashes* choose the storage (default: one compact in-memory
       table for both); :meth:`open` persists the in-memory storage in a state directory;
     * safe to call from several threads: fingerprinting runs in parallel, the look-up and
@@ -281,6 +286,7 @@ class NearDuplicateDetector:
         index: FingerprintIndex | None = None,
         content_hashes: ContentHashTable | None = None,
         shared_index: SharedContentIndex | None = None,
+        extractor: str | None = None,
     ) -> None:
         _check_length_option("short_text_chars", short_text_chars)
         _check_distance_option("short_threshold", short_threshold)
@@ -310,6 +316,7 @@ class NearDuplicateDetector:
         self.min_chars = min_chars
         self.fold_repeats = fold_repeats
         self.min_repeats = min_repeats
+        self.extractor = extractor
         self._in_memory_default = index is None and content_hashes is None and shared_index is None
         documents = DocumentTable()
         self.index: FingerprintIndex = MemoryFingerprintIndex(documents) if index is None else index
@@ -335,7 +342,9 @@ class NearDuplicateDetector:
     @property
     def signature(self) -> dict[str, Any]:
         """The rules the stored fingerprints depend on (see :func:`content_signature`)."""
-        return content_signature(fold_repeats=self.fold_repeats, min_repeats=self.min_repeats)
+        return content_signature(
+            fold_repeats=self.fold_repeats, min_repeats=self.min_repeats, extractor=self.extractor
+        )
 
     def open(self, state_dir: Path | str, *, snapshot_every: int = 100_000) -> None:
         """Persist the documents in *state_dir*, loading those a previous run left there.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from crawler.extract import extract
+from crawler.extract import Extractor, extract
 from crawler.fingerprints import page_size_class
 from crawler.neardup import TextFingerprint, fingerprint_text
 
@@ -16,10 +16,11 @@ from crawler.neardup import TextFingerprint, fingerprint_text
 @dataclass(frozen=True)
 class PageFingerprint:
     """``status`` is the extraction's (``"ok"`` for given text); ``fingerprint``
-    is ``None`` when the page has no text."""
+    is ``None`` when the page has no text; ``fallback``: the other extractor's text."""
 
     status: str
     fingerprint: TextFingerprint | None
+    fallback: bool = False
 
 
 def fingerprint_page(
@@ -29,6 +30,7 @@ def fingerprint_page(
     url: str | None = None,
     encoding: str | None = None,
     max_bytes: int = 5_000_000,
+    extractor: Extractor = "trafilatura",
     fold_repeats: bool = False,
     min_repeats: int = 2,
 ) -> PageFingerprint:
@@ -40,11 +42,14 @@ def fingerprint_page(
     >>> fingerprint_page(b"\\x89PNG\\r\\n\\x1a\\n...").status
     'binary'
     """
-    status, page_chars = "ok", 0
+    status, page_chars, fallback = "ok", 0, False
     if text is None:
-        extraction = extract(html, url, encoding=encoding, max_bytes=max_bytes)
+        extraction = extract(html, url, encoding=encoding, max_bytes=max_bytes, extractor=extractor)
         status, text, page_chars = extraction.status, extraction.text, extraction.page_chars
+        fallback = extraction.fallback
     if not isinstance(text, str) or not text.strip():
-        return PageFingerprint(status, None)
+        return PageFingerprint(status, None, fallback)
     text_fingerprint = fingerprint_text(text, fold_repeats=fold_repeats, min_repeats=min_repeats)
-    return PageFingerprint(status, replace(text_fingerprint, page_size=page_size_class(page_chars)))
+    return PageFingerprint(
+        status, replace(text_fingerprint, page_size=page_size_class(page_chars)), fallback
+    )

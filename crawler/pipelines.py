@@ -37,6 +37,7 @@ from crawler.dupefilters import (
     state_dir_from_settings,
     url_backend_from_settings,
 )
+from crawler.extract import check_extractor
 from crawler.index.redis import RedisContentIndex
 from crawler.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.neardup import NearDuplicateDetector, rejection_reason
@@ -150,6 +151,7 @@ class NearDuplicatePipeline:
             second_stage=settings.getbool("DEDUP_SECOND_STAGE", defaults.DEDUP_SECOND_STAGE),
             second_stage_distance=_second_stage_distance(settings),
             shared_index=shared_index,
+            extractor=_extractor(settings),
         )
         audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
         return cls(
@@ -211,7 +213,7 @@ class NearDuplicatePipeline:
             del adapter[self.html_field]
         started = time.perf_counter()
         try:
-            status, decision = await _in_thread(
+            status, decision, fallback = await _in_thread(
                 self._decide, url, text, html, self._encoding(adapter)
             )
         except RedisUnavailable as exc:
@@ -227,6 +229,8 @@ class NearDuplicatePipeline:
         self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
         if status != "ok":
             self.stats.inc_value(f"dedup/extract/{status}")
+        if fallback:
+            self.stats.inc_value("dedup/extract/fallback")
         if decision is None or not decision.normalized_length:
             self._count("no_text")
             self._write_audit(url, "kept", "no_text", decision, None)
@@ -266,7 +270,7 @@ class NearDuplicatePipeline:
 
     def _decide(
         self, url: str, text: Any, html: Any, encoding: str | None
-    ) -> tuple[str, Decision | None]:
+    ) -> tuple[str, Decision | None, bool]:
         """Extract and fingerprint (in a worker process when there are any),
         then look up; runs in a thread, off the reactor."""
         arguments = (
@@ -277,6 +281,7 @@ class NearDuplicatePipeline:
             "url": url or None,
             "encoding": encoding,
             "max_bytes": self.max_page_bytes,
+            "extractor": self.detector.extractor or defaults.DEDUP_EXTRACTOR,
             "fold_repeats": self.detector.fold_repeats,
             "min_repeats": self.detector.min_repeats,
         }
@@ -285,8 +290,9 @@ class NearDuplicatePipeline:
         else:
             page = self._processes.submit(fingerprint_page, *arguments, **options).result()
         if page.fingerprint is None:
-            return page.status, None
-        return page.status, self.detector.check_fingerprinted(url, page.fingerprint)
+            return page.status, None, page.fallback
+        decision = self.detector.check_fingerprinted(url, page.fingerprint)
+        return page.status, decision, page.fallback
 
     @staticmethod
     def _encoding(adapter: ItemAdapter) -> str | None:
@@ -362,6 +368,15 @@ def _min_similarity(settings: Any) -> float:
             "share of word pairs two texts have in common)"
         )
     return value
+
+
+def _extractor(settings: Any) -> str:
+    value = settings.get("DEDUP_EXTRACTOR", defaults.DEDUP_EXTRACTOR)
+    try:
+        check_extractor(value)
+    except ValueError as exc:
+        raise ValueError(f"DEDUP_EXTRACTOR={value!r}: {exc}") from None
+    return str(value)
 
 
 def _second_stage_distance(settings: Any) -> int:

@@ -371,7 +371,7 @@ def test_max_bytes_below_one_is_refused(max_bytes: int) -> None:
         extract(b"<p>x</p>", max_bytes=max_bytes)
 
 
-def test_an_error_inside_trafilatura_is_reported_as_failed(
+def test_an_error_inside_trafilatura_falls_back_to_resiliparse(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def explode(*args: object, **kwargs: object) -> str:
@@ -380,12 +380,51 @@ def test_an_error_inside_trafilatura_is_reported_as_failed(
     monkeypatch.setattr(crawler.extract.trafilatura, "extract", explode)
     with caplog.at_level(logging.DEBUG, logger="crawler.extract"):
         result = extract(article_page().encode(), url="https://news.example/bridge")
-    assert result == Extraction("", "failed", "utf-8", result.page_chars)
-    assert result.page_chars > 0  # parsed before trafilatura failed
+    assert (result.status, result.fallback) == ("ok", True)
+    assert all(paragraph in result.text for paragraph in PARAGRAPHS)
     assert caplog.record_tuples == [
         ("crawler.extract", logging.DEBUG, "trafilatura failed on https://news.example/bridge")
     ]
-    assert caplog.records[0].exc_info is not None
+
+
+def test_an_error_inside_both_extractors_is_reported_as_failed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def explode(*args: object, **kwargs: object) -> str:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(crawler.extract.trafilatura, "extract", explode)
+    monkeypatch.setitem(crawler.extract._EXTRACT, "resiliparse", explode)
+    with caplog.at_level(logging.DEBUG, logger="crawler.extract"):
+        result = extract(article_page().encode(), url="https://news.example/bridge")
+    assert result == Extraction("", "failed", "utf-8", fallback=True)
+    assert [message for *_, message in caplog.record_tuples] == [
+        "trafilatura failed on https://news.example/bridge",
+        "resiliparse failed on https://news.example/bridge",
+    ]
+
+
+def test_without_the_other_extractor_an_error_is_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode(*args: object, **kwargs: object) -> str:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(crawler.extract.trafilatura, "extract", explode)
+    monkeypatch.setattr(crawler.extract, "_installed", lambda name: name == "trafilatura")
+    assert extract(article_page().encode()) == Extraction("", "failed", "utf-8")
+
+
+def test_resiliparse_keeps_the_article_and_drops_navigation_footer_and_comments() -> None:
+    result = extract(article_page().encode(), extractor="resiliparse")
+    assert (result.status, result.encoding, result.fallback) == ("ok", "utf-8", False)
+    assert_is_the_article(result.text)
+    # the same measure of the whole page as with trafilatura, within a few characters
+    assert abs(result.page_chars - extract(article_page().encode()).page_chars) < 40
+
+
+@pytest.mark.parametrize("extractor", ["boilerpipe", "", "Trafilatura"])
+def test_an_unknown_extractor_is_refused(extractor: str) -> None:
+    with pytest.raises(ValueError, match="choose one of 'trafilatura', 'resiliparse'"):
+        extract(b"<p>x</p>", extractor=extractor)  # type: ignore[arg-type]
 
 
 def test_deeply_nested_html_does_not_raise() -> None:

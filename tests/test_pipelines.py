@@ -11,6 +11,8 @@ from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
+import crawler.extract
+from crawler.persistence import StateFileError
 from crawler.pipelines import NearDuplicatePipeline
 
 PARAGRAPHS = [
@@ -147,6 +149,36 @@ def test_state_dir_remembers_documents_across_runs(tmp_path):
         process(second, {"url": "https://a.test/2", "html": page(PARAGRAPHS)})
 
 
+@pytest.mark.parametrize("extractor", ["trafilatura", "resiliparse"])
+def test_either_extractor_drops_a_copy(extractor):
+    pipeline = make_pipeline({"DEDUP_EXTRACTOR": extractor})
+    process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS)})
+    assert pipeline.detector.signature["extractor"] == extractor
+
+
+def test_a_state_dir_of_the_other_extractor_is_refused(tmp_path):
+    first = make_pipeline({"DEDUP_STATE_DIR": str(tmp_path)})
+    process(first, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    first.close_spider()
+    with pytest.raises(StateFileError, match="extractor: 'trafilatura' -> 'resiliparse'"):
+        make_pipeline({"DEDUP_STATE_DIR": str(tmp_path), "DEDUP_EXTRACTOR": "resiliparse"})
+
+
+def test_a_page_trafilatura_cannot_read_is_extracted_by_resiliparse(monkeypatch):
+    def explode(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(crawler.extract.trafilatura, "extract", explode)
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
+    process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS)})
+    assert pipeline.stats.get_value("dedup/extract/fallback") == 2
+    assert pipeline.stats.get_value("dedup/extract/failed") is None
+
+
 def test_close_summary(caplog):
     pipeline = make_pipeline()
     process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
@@ -167,6 +199,7 @@ def test_close_summary(caplog):
         ({"DEDUP_CONTENT_ACTION": "delete"}, "DEDUP_CONTENT_ACTION='delete' is not an action"),
         ({"DEDUP_CONTENT_BACKEND": "sqlite"}, "DEDUP_CONTENT_BACKEND='sqlite' is not a"),
         ({"DEDUP_LONG_THRESHOLD": 5}, "DEDUP_LONG_THRESHOLD=5 must be a Hamming distance"),
+        ({"DEDUP_EXTRACTOR": "readability"}, "DEDUP_EXTRACTOR='readability': unknown extractor"),
     ],
 )
 def test_bad_settings_name_the_setting(settings, message):
