@@ -231,7 +231,7 @@ def extract(
     >>> result.status, result.encoding, result.text.startswith("Real words")
     ('ok', 'utf-8', True)
     >>> extract(b"%PDF-1.7 ...")
-    Extraction(text='', status='binary', encoding=None, page_chars=0)
+    Extraction(text='', status='binary', encoding=None, page_chars=0, fallback=False)
     """
     if max_bytes is not None and max_bytes < 1:
         raise ValueError(f"max_bytes must be 1 or more (or None), got {max_bytes!r}")
