@@ -16,8 +16,9 @@ import asyncio
 import json
 import logging
 import multiprocessing
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,6 +30,7 @@ from twisted.internet.threads import deferToThread
 
 from crawler import defaults
 from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, AuditLog
+from crawler.bodies import BodyCache, body_key
 from crawler.dupefilters import (
     FILL_WARNING_RATIO,
     REDIS_BACKENDS,
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from crawler.neardup import Decision
+    from crawler.pages import PageFingerprint
     from crawler.stores import SeenSet
 
 logger = logging.getLogger(__name__)
@@ -120,6 +123,8 @@ class NearDuplicatePipeline:
             "refetched": 0,
         }
         self._redis_warned = False
+        self._bodies: BodyCache[Future[PageFingerprint]] = BodyCache()
+        self._bodies_lock = threading.Lock()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -213,7 +218,7 @@ class NearDuplicatePipeline:
             del adapter[self.html_field]
         started = time.perf_counter()
         try:
-            status, decision, fallback = await _in_thread(
+            page, decision, same_body = await _in_thread(
                 self._decide, url, text, html, self._encoding(adapter)
             )
         except RedisUnavailable as exc:
@@ -227,10 +232,13 @@ class NearDuplicatePipeline:
                 )
             return item
         self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
-        if status != "ok":
-            self.stats.inc_value(f"dedup/extract/{status}")
-        if fallback:
-            self.stats.inc_value("dedup/extract/fallback")
+        if same_body:
+            self.stats.inc_value("dedup/extract/same_body")
+        else:
+            if page.status != "ok":
+                self.stats.inc_value(f"dedup/extract/{page.status}")
+            if page.fallback:
+                self.stats.inc_value("dedup/extract/fallback")
         if decision is None or not decision.normalized_length:
             self._count("no_text")
             self._write_audit(url, "kept", "no_text", decision, None)
@@ -270,9 +278,41 @@ class NearDuplicatePipeline:
 
     def _decide(
         self, url: str, text: Any, html: Any, encoding: str | None
-    ) -> tuple[str, Decision | None, bool]:
-        """Extract and fingerprint (in a worker process when there are any),
-        then look up; runs in a thread, off the reactor."""
+    ) -> tuple[PageFingerprint, Decision | None, bool]:
+        """Fingerprint the page (see :meth:`_fingerprint`), then look it up; runs in a
+        thread, off the reactor. The last value says the body was fingerprinted before."""
+        page, same_body = self._fingerprint(url, text, html, encoding)
+        if page.fingerprint is None:
+            return page, None, same_body
+        return page, self.detector.check_fingerprinted(url, page.fingerprint), same_body
+
+    def _fingerprint(
+        self, url: str, text: Any, html: Any, encoding: str | None
+    ) -> tuple[PageFingerprint, bool]:
+        """Extract and fingerprint, in a worker process when there are any; a body
+        fingerprinted before, or being fingerprinted for another item, is not again."""
+        if text is not None or not isinstance(html, (str, bytes)):
+            return self._extract(url, text, html, encoding), False
+        key = body_key(html, encoding)
+        with self._bodies_lock:
+            pending = self._bodies.get(key)
+            owner = pending is None
+            if pending is None:
+                pending = Future()
+                self._bodies.put(key, pending)
+        if not owner:
+            return pending.result(), True
+        try:
+            page = self._extract(url, text, html, encoding)
+        except BaseException as exc:
+            with self._bodies_lock:
+                self._bodies.forget(key)
+            pending.set_exception(exc)
+            raise
+        pending.set_result(page)
+        return page, False
+
+    def _extract(self, url: str, text: Any, html: Any, encoding: str | None) -> PageFingerprint:
         arguments = (
             html if isinstance(html, (str, bytes)) else None,
             text if isinstance(text, str) else None,
@@ -286,13 +326,8 @@ class NearDuplicatePipeline:
             "min_repeats": self.detector.min_repeats,
         }
         if self._processes is None:
-            page = fingerprint_page(*arguments, **options)
-        else:
-            page = self._processes.submit(fingerprint_page, *arguments, **options).result()
-        if page.fingerprint is None:
-            return page.status, None, page.fallback
-        decision = self.detector.check_fingerprinted(url, page.fingerprint)
-        return page.status, decision, page.fallback
+            return fingerprint_page(*arguments, **options)
+        return self._processes.submit(fingerprint_page, *arguments, **options).result()
 
     @staticmethod
     def _encoding(adapter: ItemAdapter) -> str | None:

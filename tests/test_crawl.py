@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ from tests.conftest import REPO_ROOT, _child_env, final_stat, run_scrapy, scrapy
 from tests.test_site_spider import predict_stock_crawl
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from crawler.demo.site import DemoSite
@@ -273,3 +275,58 @@ def test_a_copy_of_the_very_same_text_is_dropped_as_exact(
     }
     assert len(same_text) == 3
     assert {content_outcome.reasons[copy] for copy in same_text} == {"exact"}
+
+
+@pytest.fixture
+def twice_served_site(tmp_path: Path) -> Iterator[str]:
+    """A static site on ``http.server`` whose five articles are each served twice, byte
+    for byte, at ``/a<n>.html`` and ``/copy/a<n>.html``; yields its URL."""
+    rng = random.Random(3)
+    words = [
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
+        for _ in range(400)
+    ]
+    (tmp_path / "copy").mkdir()
+    links = []
+    for number in range(1, 6):
+        paragraphs = "".join(
+            "<p>" + " ".join(rng.choice(words) for _ in range(60)) + ".</p>\n" for _ in range(6)
+        )
+        body = (
+            f"<html><head><title>Article {number}</title></head><body><article>"
+            f"<h1>Article {number}</h1>\n{paragraphs}</article></body></html>\n"
+        ).encode()
+        (tmp_path / f"a{number}.html").write_bytes(body)
+        (tmp_path / "copy" / f"a{number}.html").write_bytes(body)
+        links += [
+            f'<a href="/a{number}.html">{number}</a>',
+            f'<a href="/copy/a{number}.html">c</a>',
+        ]
+    (tmp_path / "index.html").write_text(
+        "<html><body><h1>Index</h1><p>" + " ".join(links) + "</p></body></html>\n"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        port = re.search(r" port (\d+) ", server.stdout.readline())
+        assert port, "http.server did not say its port"
+        yield f"http://127.0.0.1:{port.group(1)}/"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_a_body_served_at_two_urls_is_extracted_once(twice_served_site: str) -> None:
+    log = run_scrapy(scrapy_crawl_command(twice_served_site, *QUICK, *ADDON, *ORIGINALS_FIRST))
+    items = final_stat(log, "item_scraped_count")
+    exact, unique = final_stat(log, "dedup/content/exact"), final_stat(log, "dedup/content/unique")
+    same_body = final_stat(log, "dedup/extract/same_body")
+    assert (unique, exact) == (6, 5)  # the index and five articles; five copies dropped
+    assert items == 6
+    assert same_body == 5  # every copy was decided from its body's hash, not extracted

@@ -12,6 +12,8 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 import crawler.extract
+import crawler.pipelines
+from crawler.pages import fingerprint_page
 from crawler.persistence import StateFileError
 from crawler.pipelines import NearDuplicatePipeline
 
@@ -174,9 +176,48 @@ def test_a_page_trafilatura_cannot_read_is_extracted_by_resiliparse(monkeypatch)
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
     process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
-        process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS)})
+        process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS) + "\n"})
     assert pipeline.stats.get_value("dedup/extract/fallback") == 2
     assert pipeline.stats.get_value("dedup/extract/failed") is None
+
+
+def test_a_body_seen_before_is_not_extracted_again(monkeypatch):
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs["url"])
+        return fingerprint_page(*args, **kwargs)
+
+    monkeypatch.setattr(crawler.pipelines, "fingerprint_page", counted)
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
+    body = page(PARAGRAPHS).encode()
+    process(pipeline, {"url": "https://a.test/1", "html": body})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(pipeline, {"url": "https://a.test/1?print", "html": body})
+    # the same page fetched again is a re-fetch, decided without extraction too
+    assert process(pipeline, {"url": "https://a.test/1", "html": body})["url"] == "https://a.test/1"
+    # other bytes, the same text: extracted, then an exact copy
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(pipeline, {"url": "https://a.test/2", "html": body + b"\n"})
+    assert calls == ["https://a.test/1", "https://a.test/2"]
+    assert pipeline.stats.get_value("dedup/extract/same_body") == 2
+    assert stats(pipeline)["dedup/content/refetched"] == 1
+
+
+def test_a_body_read_in_another_charset_is_extracted_again(monkeypatch):
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs["encoding"])
+        return fingerprint_page(*args, **kwargs)
+
+    monkeypatch.setattr(crawler.pipelines, "fingerprint_page", counted)
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
+    body = page(PARAGRAPHS).encode()
+    process(pipeline, {"url": "https://a.test/1", "html": body})
+    with pytest.raises(DropItem):
+        process(pipeline, {"url": "https://a.test/2", "html": body, "encoding": "cp1252"})
+    assert calls == [None, "cp1252"]
 
 
 def test_close_summary(caplog):
