@@ -1,0 +1,331 @@
+"""What the dedup levels cost a real crawl: the same crawl with dedup off, the URL level only,
+and both levels (each extractor), in one run, interleaved.
+
+Usage (from the repository root)::
+
+    .venv/bin/python bench/crawl_overhead.py [--corpus ../shared/corpus] [--pages 400]
+        [--delay 0.05] [--concurrency 32] [--rounds 2] [--json out.json]
+
+What the numbers mean, and what the script promises about them:
+
+* **Site.** A local aiohttp server on 127.0.0.1 (its own process) serves the real pages of
+  ``<corpus>/pages/wcxb-dev/html`` (``--pages`` of them, as downloaded) at ``/p/<n>`` and,
+  for each, a printer-friendly copy at ``/print/<n>`` (the same bytes with one
+  ``Printed on ... from <URL>`` paragraph after ``<body>``), so that the content level has
+  copies to find; every response waits ``--delay`` seconds first (network latency). The
+  crawl's start requests are every page and every copy, in an order shuffled with a fixed
+  seed (copies mostly after their page).
+* **Crawls.** ``scrapy`` with ``CONCURRENT_REQUESTS`` = ``CONCURRENT_REQUESTS_PER_DOMAIN`` =
+  ``--concurrency``, no delay, no robots.txt, a spider that makes one item (URL and HTML) of
+  each response: *off* (Scrapy's own dupefilter, no pipeline), *url* (the add-on with
+  ``DEDUP_CONTENT_ENABLED = False``), *both, trafilatura* (the add-on's defaults) and
+  *both, resiliparse* (``DEDUP_EXTRACTOR = "resiliparse"``). Each crawl is a process of its
+  own; the configurations take turns, ``--rounds`` times, and the best wall time of each
+  counts (the others are in ``--json``).
+* **Figures.** Wall time from the engine's start to its close, pages per second, CPU
+  seconds per page (the crawl process and its children: the extraction workers), peak RSS
+  (the crawl process plus its largest child), the items dropped, and the reactor's lag: how
+  late a 10 ms timer fires while the crawl runs (median, p99, max). Ratios are against
+  *off* in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import os
+import random
+import resource
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from machine import machine_facts
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+CORPUS_ENV_VAR = "DEDUP_CORPUS_DIR"
+CONFIGURATIONS: dict[str, dict[str, Any]] = {
+    "off": {},
+    "url": {"ADDONS": {"crawler.addon.DedupAddon": 0}, "DEDUP_CONTENT_ENABLED": False},
+    "both, trafilatura": {"ADDONS": {"crawler.addon.DedupAddon": 0}},
+    "both, resiliparse": {
+        "ADDONS": {"crawler.addon.DedupAddon": 0},
+        "DEDUP_EXTRACTOR": "resiliparse",
+    },
+}
+PRINTED = (
+    '<p class="printed">Printed on 12 March 2024 at 14:05 UTC from http://127.0.0.1/p/{number}</p>'
+)
+
+
+# The site (run in its own process: ``crawl_overhead.py serve``)
+
+
+def serve(corpus: Path, pages: int, delay: float) -> None:
+    from aiohttp import web
+
+    files = sorted((corpus / "pages" / "wcxb-dev" / "html").glob("*.html.gz"))[:pages]
+    bodies = [gzip.decompress(path.read_bytes()) for path in files]
+
+    def printed(number: int) -> bytes:
+        body = bodies[number]
+        at = body.lower().find(b"<body")
+        at = body.find(b">", at) + 1 if at >= 0 else 0
+        return body[:at] + PRINTED.format(number=number).encode() + body[at:]
+
+    copies = [printed(number) for number in range(len(bodies))]
+
+    async def page(request: web.Request) -> web.Response:
+        await asyncio.sleep(delay)
+        number = int(request.match_info["number"])
+        kind = request.match_info["kind"]
+        if not 0 <= number < len(bodies):
+            raise web.HTTPNotFound()
+        body = bodies[number] if kind == "p" else copies[number]
+        return web.Response(body=body, content_type="text/html", charset="utf-8")
+
+    app = web.Application()
+    app.router.add_get("/{kind:p|print}/{number:\\d+}", page)
+
+    async def main() -> None:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        print(f"READY {port} {len(bodies)}", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+# One crawl (run in its own process: ``crawl_overhead.py crawl``)
+
+
+def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
+    import scrapy
+    from scrapy.crawler import CrawlerProcess
+
+    urls = Path(urls_file).read_text().split()
+    lags: list[float] = []
+
+    class Pages(scrapy.Spider):
+        name = "pages"
+
+        async def start(self) -> Any:
+            for url in urls:
+                yield scrapy.Request(url, dont_filter=False)
+
+        def parse(self, response: Any, **kwargs: Any) -> Any:
+            yield {"url": response.url, "html": response.text}
+
+    settings = {
+        "LOG_LEVEL": "WARNING",
+        "ROBOTSTXT_OBEY": False,
+        "CONCURRENT_REQUESTS": 32,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 32,
+        "DOWNLOAD_DELAY": 0,
+        "TELNETCONSOLE_ENABLED": False,
+        **json.loads(settings_json),
+    }
+    process = CrawlerProcess(settings, install_root_handler=False)
+
+    crawler = process.create_crawler(Pages)
+    times: dict[str, float] = {}
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        lags.append(max(0.0, now - last[0] - 0.010))
+        last[0] = now
+
+    tickers: list[Any] = []
+
+    def opened() -> None:
+        from twisted.internet import task  # the crawl's reactor is installed and running
+
+        times["start"] = time.perf_counter()
+        last[0] = time.perf_counter()
+        tickers.append(task.LoopingCall(tick))
+        tickers[0].start(0.010, now=False)
+
+    def closed() -> None:
+        times["end"] = time.perf_counter()
+        for ticker in tickers:
+            if ticker.running:
+                ticker.stop()
+
+    from scrapy import signals
+
+    crawler.signals.connect(opened, signals.engine_started)
+    crawler.signals.connect(closed, signals.engine_stopped)
+    process.crawl(crawler)
+    process.start()
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = {
+        "seconds": times["end"] - times["start"],
+        "pages": stats.get("response_received_count", 0),
+        "items": stats.get("item_scraped_count", 0),
+        "dropped": stats.get("item_dropped_count", 0),
+        "same_body": stats.get("dedup/extract/same_body", 0),
+        "cpu_seconds": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
+        # ru_maxrss is in KiB on Linux
+        "peak_rss_mib": (own.ru_maxrss + children.ru_maxrss) / 1024,
+        "lag_ms": sorted(lag * 1000 for lag in lags),
+    }
+    Path(result_file).write_text(json.dumps(result))
+
+
+# The benchmark
+
+
+def run_crawl(name: str, urls_file: Path, workdir: Path) -> dict[str, Any]:
+    result_file = workdir / "result.json"
+    settings = json.dumps(CONFIGURATIONS[name])
+    completed = subprocess.run(
+        [sys.executable, __file__, "crawl", settings, str(urls_file), str(result_file)],
+        cwd=REPO_DIR,
+        env={**os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"},
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    if completed.returncode:
+        raise SystemExit(f"crawl {name!r} failed:\n{completed.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(result_file.read_text())
+    return result
+
+
+def percentile(values: list[float], share: float) -> float:
+    if not values:
+        return 0.0
+    return values[min(len(values) - 1, int(len(values) * share))]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--corpus", help=f"corpus folder (default: ${CORPUS_ENV_VAR})")
+    parser.add_argument("--pages", type=int, default=400, help="real pages served (and copies)")
+    parser.add_argument("--delay", type=float, default=0.05, help="seconds before each answer")
+    parser.add_argument("--concurrency", type=int, default=32, help="CONCURRENT_REQUESTS")
+    parser.add_argument("--rounds", type=int, default=2, help="crawls of each configuration")
+    parser.add_argument("--json", type=Path, help="also write every crawl's figures here")
+    arguments = parser.parse_args(argv)
+    corpus = Path(
+        arguments.corpus or os.environ.get(CORPUS_ENV_VAR) or REPO_DIR.parent / "shared" / "corpus"
+    )
+    started = time.perf_counter()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "serve",
+            str(corpus),
+            str(arguments.pages),
+            str(arguments.delay),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        ready = server.stdout.readline().split()
+        if not ready or ready[0] != "READY":
+            raise SystemExit("the page server did not start")
+        port, served = int(ready[1]), int(ready[2])
+        rng = random.Random(20241202)
+        urls = [f"http://127.0.0.1:{port}/p/{number}" for number in range(served)]
+        copies = [f"http://127.0.0.1:{port}/print/{number}" for number in range(served)]
+        order = [*urls]
+        rng.shuffle(order)
+        for copy in copies:  # mostly after their page
+            order.insert(min(len(order), order.index(copy.replace("/print/", "/p/")) + 40), copy)
+        results: dict[str, list[dict[str, Any]]] = {name: [] for name in CONFIGURATIONS}
+        with tempfile.TemporaryDirectory() as workdir:
+            urls_file = Path(workdir) / "urls.txt"
+            urls_file.write_text("\n".join(order))
+            settings_extra = {
+                "CONCURRENT_REQUESTS": arguments.concurrency,
+                "CONCURRENT_REQUESTS_PER_DOMAIN": arguments.concurrency,
+            }
+            for name in CONFIGURATIONS:
+                CONFIGURATIONS[name] = {**CONFIGURATIONS[name], **settings_extra}
+            for round_number in range(arguments.rounds):
+                for name in CONFIGURATIONS:
+                    seconds = time.perf_counter() - started
+                    print(
+                        f"[{seconds:5.0f} s] round {round_number + 1}: {name}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    results[name].append(run_crawl(name, urls_file, Path(workdir)))
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=10)
+    report(arguments, results, served, time.perf_counter() - started)
+    if arguments.json:
+        arguments.json.write_text(json.dumps(results, indent=2))
+
+
+def report(
+    arguments: argparse.Namespace,
+    results: dict[str, list[dict[str, Any]]],
+    served: int,
+    elapsed: float,
+) -> None:
+    best = {name: min(runs, key=lambda run: run["seconds"]) for name, runs in results.items()}
+    off = best["off"]
+    facts = machine_facts("scrapy", "trafilatura")
+    print("# Crawl overhead of the dedup levels\n")
+    print(f"Command: `{shlex.join([sys.executable, *sys.argv])}`  ")
+    print(
+        f"Python {facts['python']}, Scrapy {facts['scrapy']}, trafilatura {facts['trafilatura']}; "
+        f"{facts['cpu_count']} CPUs ({facts['cpu_model'] or 'unknown model'})  "
+    )
+    print(f"Elapsed: {elapsed:.0f} s\n")
+    print(
+        f"{served} real pages and {served} printer-friendly copies, "
+        f"{arguments.delay * 1000:.0f} ms per response, CONCURRENT_REQUESTS "
+        f"{arguments.concurrency}; best of {arguments.rounds} crawls each, taking turns.\n"
+    )
+    print(
+        "| crawl | wall s | vs off | pages/s | CPU ms/page | peak RSS MiB | vs off | items | "
+        "dropped | same body | reactor lag median / p99 / max ms |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for name, run in best.items():
+        lags = run["lag_ms"]
+        print(
+            f"| {name} | {run['seconds']:.1f} | {run['seconds'] / off['seconds']:.2f}x "
+            f"| {run['pages'] / run['seconds']:.0f} "
+            f"| {1000 * run['cpu_seconds'] / max(run['pages'], 1):.1f} "
+            f"| {run['peak_rss_mib']:.0f} | {run['peak_rss_mib'] / off['peak_rss_mib']:.2f}x "
+            f"| {run['items']} | {run['dropped']} | {run['same_body']} "
+            f"| {statistics.median(lags) if lags else 0:.1f} / {percentile(lags, 0.99):.1f} / "
+            f"{max(lags) if lags else 0:.1f} |"
+        )
+    all_runs = ", ".join(
+        f"{name}: " + " / ".join(f"{run['seconds']:.1f}" for run in runs)
+        for name, runs in results.items()
+    )
+    print(f"\nEvery crawl's wall seconds, in order: {all_runs}.")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "serve":
+        serve(Path(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "crawl":
+        crawl(sys.argv[2], sys.argv[3], sys.argv[4])
+    else:
+        main()
