@@ -263,31 +263,34 @@ def extract(
     if not page.strip():
         return Extraction("", "no_text", codec)
     fallback = False
+    outcome = _attempt(extractor, page, url)
+    if outcome is None:
+        other = next(name for name in EXTRACTORS if name != extractor)
+        if not _installed(other):
+            return Extraction("", "failed", codec)
+        fallback = True
+        outcome = _attempt(other, page, url)
+        if outcome is None:
+            return Extraction("", "failed", codec, fallback=True)
+    text, page_chars = outcome
+    text = text.strip()
+    if not text:
+        return Extraction("", "no_text", codec, page_chars, fallback)
+    return Extraction(text, "truncated" if truncated else "ok", codec, page_chars, fallback)
+
+
+def _attempt(extractor: Extractor, page: str, url: str | None) -> tuple[str, int] | None:
+    """*extractor*'s main text of *page* and the page's text size; ``None`` when it raised
+    (logged at DEBUG)."""
     try:
-        text, page_chars = _EXTRACT[extractor](page, url)
+        return _EXTRACT[extractor](page, url)
     except Exception:
         logger.debug(
             "%(extractor)s failed on %(url)s",
             {"extractor": extractor, "url": url or "<no url>"},
             exc_info=True,
         )
-        other = next(name for name in EXTRACTORS if name != extractor)
-        if not _installed(other):
-            return Extraction("", "failed", codec)
-        try:
-            text, page_chars = _EXTRACT[other](page, url)
-        except Exception:
-            logger.debug(
-                "%(extractor)s failed on %(url)s",
-                {"extractor": other, "url": url or "<no url>"},
-                exc_info=True,
-            )
-            return Extraction("", "failed", codec, fallback=True)
-        fallback = True
-    text = text.strip()
-    if not text:
-        return Extraction("", "no_text", codec, page_chars, fallback)
-    return Extraction(text, "truncated" if truncated else "ok", codec, page_chars, fallback)
+        return None
 
 
 def check_extractor(extractor: str) -> None:

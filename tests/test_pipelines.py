@@ -181,14 +181,20 @@ def test_a_page_trafilatura_cannot_read_is_extracted_by_resiliparse(monkeypatch)
     assert pipeline.stats.get_value("dedup/extract/failed") is None
 
 
-def test_a_body_seen_before_is_not_extracted_again(monkeypatch):
+@pytest.fixture
+def extractions(monkeypatch):
+    """The keyword arguments of every page the pipeline extracts (in this process)."""
     calls = []
 
     def counted(*args, **kwargs):
-        calls.append(kwargs["url"])
+        calls.append(kwargs)
         return fingerprint_page(*args, **kwargs)
 
     monkeypatch.setattr(crawler.pipelines, "fingerprint_page", counted)
+    return calls
+
+
+def test_a_body_seen_before_is_not_extracted_again(extractions):
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
     body = page(PARAGRAPHS).encode()
     process(pipeline, {"url": "https://a.test/1", "html": body})
@@ -199,25 +205,18 @@ def test_a_body_seen_before_is_not_extracted_again(monkeypatch):
     # other bytes, the same text: extracted, then an exact copy
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
         process(pipeline, {"url": "https://a.test/2", "html": body + b"\n"})
-    assert calls == ["https://a.test/1", "https://a.test/2"]
+    assert [call["url"] for call in extractions] == ["https://a.test/1", "https://a.test/2"]
     assert pipeline.stats.get_value("dedup/extract/same_body") == 2
     assert stats(pipeline)["dedup/content/refetched"] == 1
 
 
-def test_a_body_read_in_another_charset_is_extracted_again(monkeypatch):
-    calls = []
-
-    def counted(*args, **kwargs):
-        calls.append(kwargs["encoding"])
-        return fingerprint_page(*args, **kwargs)
-
-    monkeypatch.setattr(crawler.pipelines, "fingerprint_page", counted)
+def test_a_body_read_in_another_charset_is_extracted_again(extractions):
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
     body = page(PARAGRAPHS).encode()
     process(pipeline, {"url": "https://a.test/1", "html": body})
     with pytest.raises(DropItem):
         process(pipeline, {"url": "https://a.test/2", "html": body, "encoding": "cp1252"})
-    assert calls == [None, "cp1252"]
+    assert [call["encoding"] for call in extractions] == [None, "cp1252"]
 
 
 def test_close_summary(caplog):
