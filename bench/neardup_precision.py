@@ -2,7 +2,8 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python bench/neardup_precision.py [ROOT ...] [--workers W] [--json out.json]
+    .venv/bin/python bench/neardup_precision.py [ROOT ...] [--workers W]
+        [--extractor trafilatura|resiliparse] [--json out.json]
 
 What the numbers mean, and what the script promises about them:
 
@@ -55,6 +56,7 @@ command line and the elapsed time; ``--json`` also writes every pair and figure.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import importlib
 import itertools
@@ -239,19 +241,24 @@ def distinct_pages(sites: Sequence[Site]) -> tuple[list[Page], dict[str, SiteCou
     return pages, counts
 
 
-def extract_page(path: Path) -> tuple[str, int]:
+def extract_page(path: Path, extractor: str = "trafilatura") -> tuple[str, int]:
     """The main text of the HTML file at *path* and how much text the whole page holds
     (``0`` from a ``crawler`` that does not report it); run in a worker process."""
-    extraction = extract(path.read_bytes(), path.as_uri())
+    # (a crawler without a choice of extractor is measured with its own)
+    options: dict[str, Any] = {} if extractor == "trafilatura" else {"extractor": extractor}
+    extraction = extract(path.read_bytes(), path.as_uri(), **options)
     return extraction.text, getattr(extraction, "page_chars", 0)
 
 
-def extract_all(pages: Sequence[Page], workers: int) -> list[tuple[str, int]]:
+def extract_all(
+    pages: Sequence[Page], workers: int, extractor: str = "trafilatura"
+) -> list[tuple[str, int]]:
     paths = [page.path for page in pages]
+    extract_one = functools.partial(extract_page, extractor=extractor)
     if workers <= 1:
-        return [extract_page(path) for path in paths]
+        return [extract_one(path) for path in paths]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(extract_page, paths, chunksize=8))
+        return list(pool.map(extract_one, paths, chunksize=8))
 
 
 # Similarity of two texts
@@ -715,6 +722,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=os.cpu_count() or 1,
         help="extraction processes (default: CPUs)",
     )
+    parser.add_argument(
+        "--extractor",
+        default="trafilatura",
+        help="the main-text extractor (DEDUP_EXTRACTOR: trafilatura or resiliparse)",
+    )
     parser.add_argument("--json", type=Path, help="also write every pair and figure here")
     return parser.parse_args(argv)
 
@@ -731,7 +743,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     progress(f"{len(pages):,} distinct pages in {len(sites)} sites; extracting", started)
 
     extraction_started = time.perf_counter()
-    extracted = extract_all(pages, arguments.workers)
+    extracted = extract_all(pages, arguments.workers, arguments.extractor)
     extraction_seconds = time.perf_counter() - extraction_started
     progress("extracted; running the detectors", started)
 
