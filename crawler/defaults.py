@@ -42,6 +42,11 @@ DEDUP_HTML_FIELD = "html"
 #: ``["sku"]``): an item whose key was seen before is dropped. Empty: off.
 DEDUP_ITEM_KEY_FIELDS: list[str] = []
 
+#: Seconds one page's extraction and fingerprints may take in a worker process; past it
+#: the worker is replaced and the item passes unchecked (``dedup/content/timeout``).
+#: ``0``: no limit. The slowest of 474 real pages took 0.46 s.
+DEDUP_EXTRACT_TIMEOUT = 10.0
+
 #: The main-text extractor: ``"trafilatura"`` (most accurate) or ``"resiliparse"``
 #: (about ten times faster; ``pip install 'scrapy-crawl-dedup[fast]'``).
 DEDUP_EXTRACTOR = "trafilatura"

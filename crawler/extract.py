@@ -501,8 +501,10 @@ def _utf16_byte_order(head: bytes) -> str | None:
 
 
 def _cut_at_tag(page: str, limit: int) -> str:
+    # at the last tag, unless that loses more than half: a page of one giant paragraph
+    # keeps its head rather than nothing
     cut = page.rfind("<", 0, limit)
-    return page[:cut] if cut > 0 else page[:limit]
+    return page[:cut] if cut > limit // 2 else page[:limit]
 
 
 def _as_document(page: str) -> str:

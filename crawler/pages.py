@@ -35,7 +35,8 @@ def fingerprint_page(
     min_repeats: int = 2,
 ) -> PageFingerprint:
     """Fingerprint *text* when given, else the main text extracted from *html* (with
-    the size of the page it was taken from).
+    the size of the page it was taken from). Text longer than *max_bytes* characters is
+    cut to its head (status ``"truncated"``), as a page is.
 
     >>> fingerprint_page(None, "").fingerprint is None
     True
@@ -49,6 +50,9 @@ def fingerprint_page(
         fallback = extraction.fallback
     if not isinstance(text, str) or not text.strip():
         return PageFingerprint(status, None, fallback)
+    if len(text) > max_bytes:
+        # text given in the item, as long as the extraction would have cut a page
+        status, text = "truncated", text[:max_bytes]
     text_fingerprint = fingerprint_text(text, fold_repeats=fold_repeats, min_repeats=min_repeats)
     return PageFingerprint(
         status, replace(text_fingerprint, page_size=page_size_class(page_chars)), fallback

@@ -19,6 +19,8 @@ import multiprocessing
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeoutError
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -43,7 +45,7 @@ from crawler.extract import check_extractor
 from crawler.index.redis import RedisContentIndex
 from crawler.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.neardup import NearDuplicateDetector, rejection_reason
-from crawler.pages import fingerprint_page
+from crawler.pages import PageFingerprint, fingerprint_page
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
@@ -55,7 +57,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from crawler.neardup import Decision
-    from crawler.pages import PageFingerprint
     from crawler.stores import SeenSet
 
 logger = logging.getLogger(__name__)
@@ -95,6 +96,7 @@ class NearDuplicatePipeline:
         audit_path: Path | None = None,
         state_dir: Path | None = None,
         workers: int = defaults.DEDUP_CONTENT_WORKERS,
+        extract_timeout: float = defaults.DEDUP_EXTRACT_TIMEOUT,
     ) -> None:
         if action not in CONTENT_ACTIONS:
             raise ValueError(
@@ -112,7 +114,9 @@ class NearDuplicatePipeline:
         self.state_dir = state_dir
         self._audit: AuditLog | None = None
         self.workers = workers
+        self.extract_timeout = extract_timeout
         self._processes: ProcessPoolExecutor | None = None
+        self._processes_lock = threading.Lock()
         self.counts: dict[str, int] = {
             "unique": 0,
             "exact": 0,
@@ -121,6 +125,7 @@ class NearDuplicatePipeline:
             "unchecked": 0,
             "rejected": 0,
             "refetched": 0,
+            "timeout": 0,
         }
         self._redis_warned = False
         self._bodies: BodyCache[Future[PageFingerprint]] = BodyCache()
@@ -170,6 +175,7 @@ class NearDuplicatePipeline:
             audit_path=Path(audit_file) if audit_file else None,
             state_dir=state_dir_from_settings(settings) if shared_index is None else None,
             workers=settings.getint("DEDUP_CONTENT_WORKERS", defaults.DEDUP_CONTENT_WORKERS),
+            extract_timeout=_extract_timeout(settings),
         )
 
     def open_spider(self) -> None:
@@ -192,10 +198,7 @@ class NearDuplicatePipeline:
                 {"dir": self.state_dir, "count": len(self.detector)},
             )
         if self.workers > 0:
-            # spawn, not fork: a forked copy of a running reactor is no place for work
-            self._processes = ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context("spawn")
-            )
+            self._processes = self._new_processes()
         if self.audit_path is not None:
             self._audit = AuditLog(self.audit_path)
 
@@ -232,6 +235,10 @@ class NearDuplicatePipeline:
                 )
             return item
         self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
+        if page.status == "timeout":
+            self._count("timeout")
+            self._write_audit(url, "kept", "timeout", None, None)
+            return item
         if same_body:
             self.stats.inc_value("dedup/extract/same_body")
         else:
@@ -325,9 +332,42 @@ class NearDuplicatePipeline:
             "fold_repeats": self.detector.fold_repeats,
             "min_repeats": self.detector.min_repeats,
         }
-        if self._processes is None:
-            return fingerprint_page(*arguments, **options)
-        return self._processes.submit(fingerprint_page, *arguments, **options).result()
+        for attempt in (1, 2):
+            processes = self._processes
+            if processes is None:
+                return fingerprint_page(*arguments, **options)
+            future = processes.submit(fingerprint_page, *arguments, **options)
+            try:
+                return future.result(timeout=self.extract_timeout or None)
+            except FuturesTimeoutError:
+                logger.warning(
+                    "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "
+                    "(%(timeout)s s) to extract; its worker process is replaced and the item "
+                    "kept unchecked (dedup/content/timeout)",
+                    {"url": url or "<no url>", "timeout": self.extract_timeout},
+                )
+                self._replace_processes(processes)
+                return PageFingerprint("timeout", None)
+            except BrokenProcessPool:
+                # another page's timeout replaced the workers under this one
+                if attempt == 2 or self._processes is processes:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _new_processes(self) -> ProcessPoolExecutor:
+        # spawn, not fork: a forked copy of a running reactor is no place for work
+        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def _replace_processes(self, stuck: ProcessPoolExecutor) -> None:
+        """New worker processes for later pages; the old ones are killed, the one stuck on
+        a page with them (a pool cannot cancel a running task)."""
+        with self._processes_lock:
+            if self._processes is not stuck:
+                return  # replaced already, for another page
+            self._processes = self._new_processes()
+        for process in list(getattr(stuck, "_processes", {}).values()):
+            process.terminate()
+        stuck.shutdown(wait=False, cancel_futures=True)
 
     @staticmethod
     def _encoding(adapter: ItemAdapter) -> str | None:
@@ -383,6 +423,11 @@ class NearDuplicatePipeline:
                 else ""
             )
             + (f", {counts['refetched']} fetched again" if counts["refetched"] else "")
+            + (
+                f", {counts['timeout']} unchecked (extraction too slow)"
+                if counts["timeout"]
+                else ""
+            )
             + (f", {counts['unchecked']} unchecked (Redis away)" if counts["unchecked"] else "")
         )
 
@@ -412,6 +457,15 @@ def _extractor(settings: Any) -> str:
     except ValueError as exc:
         raise ValueError(f"DEDUP_EXTRACTOR={value!r}: {exc}") from None
     return str(value)
+
+
+def _extract_timeout(settings: Any) -> float:
+    value = settings.getfloat("DEDUP_EXTRACT_TIMEOUT", defaults.DEDUP_EXTRACT_TIMEOUT)
+    if value < 0:
+        raise ValueError(
+            f"DEDUP_EXTRACT_TIMEOUT={value!r} must be a number of seconds, 0 for no limit"
+        )
+    return value
 
 
 def _second_stage_distance(settings: Any) -> int:

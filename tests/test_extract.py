@@ -520,3 +520,11 @@ def test_page_chars_is_the_text_of_the_whole_body(body: str, chars: tuple[int, i
 def test_page_chars_is_zero_when_nothing_was_parsed() -> None:
     assert extract(b"").page_chars == 0
     assert extract(b"%PDF-1.7 ...").page_chars == 0
+
+
+def test_a_page_of_one_giant_paragraph_keeps_its_head() -> None:
+    page = "<html><body><p>" + "plain words of one endless paragraph " * 20_000
+    result = extract(page.encode(), max_bytes=100_000)
+    assert result.status == "truncated"
+    assert 50_000 < len(result.text) <= 100_000
+    assert result.text.startswith("plain words of one endless paragraph")

@@ -4,6 +4,7 @@ import asyncio
 import json
 import logging
 import re
+import time
 
 import pytest
 from scrapy import Spider
@@ -217,6 +218,36 @@ def test_a_body_read_in_another_charset_is_extracted_again(extractions):
     with pytest.raises(DropItem):
         process(pipeline, {"url": "https://a.test/2", "html": body, "encoding": "cp1252"})
     assert [call["encoding"] for call in extractions] == [None, "cp1252"]
+
+
+def test_a_page_that_takes_too_long_passes_unchecked_and_its_worker_is_replaced(caplog):
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 3})
+    pipeline._processes.submit(int).result()  # the worker has started
+    # 100,000 unclosed paragraphs: trafilatura takes tens of seconds over it
+    flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="crawler.pipelines"):
+        item = process(pipeline, {"url": "https://a.test/flood", "html": flood})
+    assert time.monotonic() - started < 3 + 5
+    assert item["url"] == "https://a.test/flood"  # kept, unchecked
+    assert stats(pipeline)["dedup/content/timeout"] == 1
+    assert "took more than DEDUP_EXTRACT_TIMEOUT (3.0 s)" in caplog.text
+    # later pages go to a new worker
+    pipeline._processes.submit(int).result()
+    process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS) + "\n"})
+    pipeline.close_spider()
+    assert pipeline.summary().endswith("1 unchecked (extraction too slow)")
+
+
+def test_text_given_in_the_item_is_cut_to_its_head():
+    pipeline = make_pipeline({"DEDUP_MAX_PAGE_BYTES": 1_000, "DEDUP_CONTENT_WORKERS": 0})
+    text = " ".join(PARAGRAPHS) * 50
+    process(pipeline, {"url": "https://a.test/1", "text": text})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(pipeline, {"url": "https://a.test/2", "text": text[:1_000] + " other tail"})
+    assert stats(pipeline)["dedup/extract/truncated"] == 2
 
 
 def test_close_summary(caplog):
