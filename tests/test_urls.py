@@ -412,6 +412,7 @@ GENERIC_PARAM_NAMES = (
     "filter", "size", "color", "channel", "affiliate", "partner", "promo", "coupon",
     "variant", "region", "country", "currency", "network", "placement", "gclsrcx", "utm",
     "ga", "gl", "pk", "pk_id", "mc", "hsa", "mtm", "campid", "customid", "toolid", "rtid",
+    "cmpid", "campaignid", "campaign_id", "clickid", "trk", "ncid", "spm", "at_type",
 )  # fmt: skip
 
 
@@ -1064,3 +1065,66 @@ def test_handles_tells_whether_the_rules_apply(url, handled):
     assert canonicalizer.handles(url) is handled
     if not handled:
         assert canonicalizer(url) == url.strip()
+
+
+# Names two or more tracking registries strip everywhere, kept on purpose: generic enough for
+# a site to use them for content, or not tied to one vendor.
+KEPT_FROM_REGISTRIES = {
+    "cmpid": "an abbreviation of 'campaign id', which sites use for their own pages",
+    "sc_uid": "sc_ is no one vendor's prefix",
+    "sc_eh": "sc_ is no one vendor's prefix",
+    "sc_customer": "a customer parameter can select content",
+    "cm_me": "cm_ is no one vendor's prefix",
+    "cm_cr": "cm_ is no one vendor's prefix",
+}
+
+
+def registry_global_names(folder: Path) -> dict[str, set[str]]:
+    """Parameter names each public registry strips on every site (plain names only), by
+    name: the registries that list it."""
+    listed: dict[str, set[str]] = {}
+
+    def add(name: str, registry: str) -> None:
+        listed.setdefault(name.lower(), set()).add(registry)
+
+    clear_urls = json.loads((folder / "clearurls_data.min.json").read_text())
+    global_rules = clear_urls["providers"]["globalRules"]
+    for rule in global_rules.get("rules", []) + global_rules.get("referralMarketing", []):
+        if re.fullmatch(r"[\w.-]+", rule):
+            add(rule, "clearurls")
+    for line in (folder / "adguard_general_url.txt").read_text().splitlines():
+        match = re.fullmatch(r"\$removeparam=([\w.-]+)", line.strip())
+        if match:
+            add(match.group(1), "adguard")
+    for name in ("brave_query-filter.json", "brave_clean-urls.json"):
+        for rule in json.loads((folder / name).read_text()):
+            if rule.get("include") == ["*://*/*"]:
+                for param in rule["params"]:
+                    add(param, name)
+    duckduckgo = json.loads((folder / "duckduckgo_tracking-parameters.json").read_text())
+    for param in duckduckgo["settings"]["parameters"]:
+        add(param, "duckduckgo")
+    neat_url = json.loads((folder / "neaturl_default-params-by-category.json").read_text())
+    for category in neat_url["categories"]:
+        for param in category["params"]:
+            if "@" not in param and "*" not in param:
+                add(param, "neaturl")
+    return listed
+
+
+def test_names_two_registries_strip_everywhere_are_stripped() -> None:
+    folder = CORPUS_DIR / "url" / "tracking-params"
+    if not folder.is_dir():
+        pytest.skip(f"tracking registries not found: {folder} (set DEDUP_CORPUS_DIR)")
+    consensus = {
+        name
+        for name, registries in registry_global_names(folder).items()
+        if len(registries) >= 2 and re.fullmatch(r"[a-z0-9_]+", name)
+    }
+    assert len(consensus) > 80  # the comparison is not vacuous
+    kept = {
+        name
+        for name in consensus
+        if canonicalize(f"http://example.com/?{name}=1") == f"http://example.com/?{name}=1"
+    }
+    assert kept == set(KEPT_FROM_REGISTRIES)
