@@ -15,6 +15,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, URL_LEVEL
+from crawler.fingerprints import FINGERPRINT_BITS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -196,8 +197,13 @@ def _add_content_record(summary: AuditSummary, record: dict[str, Any]) -> Copy |
     if not isinstance(url, str) or reason not in CONTENT_REASONS or not isinstance(decision, str):
         raise _Malformed
     if reason in ("exact", "near"):
-        if not isinstance(matched_url, str) or not isinstance(distance, int) or distance < 0:
-            raise _Malformed
+        if (
+            not isinstance(matched_url, str)
+            or not isinstance(distance, int)
+            or isinstance(distance, bool)
+            or not 0 <= distance <= FINGERPRINT_BITS
+        ):
+            raise _Malformed  # a Hamming distance of 64-bit fingerprints is 0 to 64
         copy: Copy | None = Copy(url, matched_url, reason, distance)
         summary.distances[distance] += 1
     else:

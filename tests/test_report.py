@@ -119,6 +119,19 @@ def test_malformed_lines_are_skipped_and_counted():
     assert summary.content_reasons == Counter({"unique": 1})  # a record without a level
 
 
+@pytest.mark.parametrize("distance", [65, 1_000_000, 10**12, -1, 2.5, True])
+def test_a_distance_no_fingerprint_can_have_is_a_malformed_record(distance):
+    """A foreign or edited audit file: its histogram would be as wide as the distance."""
+    lines = lines_of(
+        content_record("http://a.test/x/print", "near", "http://a.test/x", 3),
+        content_record("http://a.test/y/print", "near", "http://a.test/y", distance),
+    )
+    summary = summarize(lines)
+    assert (summary.records, summary.malformed_lines) == (1, 1)
+    assert summary.distances == Counter({3: 1})
+    assert len(render_html(summary, source="edited.jsonl")) < 100_000
+
+
 def test_summarize_streams_its_input():
     consumed = 0
 

@@ -91,6 +91,22 @@ def test_spider_yields_an_item_and_follows_links_of_html() -> None:
     ]
 
 
+def test_spider_follows_web_links_only() -> None:
+    """A javascript: or mailto: href is not a page, and the links after it are followed."""
+    spider = SiteSpider(url="http://localhost:8000/")
+    body = (
+        b'<html><body><a href="javascript:void(0)">menu</a> <a href="mailto:a@b.test">mail</a>'
+        b' <a href="tel:+1">call</a> <a href="/next">next</a>'
+        b' <a href="https://localhost:8000/secure">secure</a></body></html>'
+    )
+    response = HtmlResponse("http://localhost:8000/", body=body, encoding="utf-8")
+    _, *requests = spider.parse(response)
+    assert [request.url for request in requests] == [
+        "http://localhost:8000/next",
+        "https://localhost:8000/secure",
+    ]
+
+
 @pytest.mark.parametrize(
     "response",
     [

@@ -13,11 +13,14 @@ if TYPE_CHECKING:
 
     from scrapy.http import Response
 
+WEB_SCHEMES = frozenset({"http", "https"})
+
 
 class SiteSpider(scrapy.Spider):
     """Crawl every page of one site, starting at ``url``.
 
-    - follows every ``<a href>``; Scrapy's offsite handling keeps the crawl on the start URL's
+    - follows every ``<a href>`` to an http(s) URL (``javascript:`` and ``mailto:`` links
+      are not pages); Scrapy's offsite handling keeps the crawl on the start URL's
       host (``allowed_domains`` is that host name, lowercased, so subdomains count too);
     - yields ``{"url", "title", "headline", "html"}`` for every HTML response (the headline
       is the first ``<h1>``, a business key for ``DEDUP_ITEM_KEY_FIELDS``); other responses
@@ -51,4 +54,8 @@ class SiteSpider(scrapy.Spider):
             "headline": " ".join(response.css("h1 ::text").getall()).strip(),
             "html": response.text,
         }
-        yield from response.follow_all(css="a")
+        # only web links: a javascript: or mailto: href is not a page to download
+        hrefs = response.css("a::attr(href)").getall()
+        yield from response.follow_all(
+            [href for href in hrefs if urlsplit(response.urljoin(href)).scheme in WEB_SCHEMES]
+        )
