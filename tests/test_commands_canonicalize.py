@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from crawler.urls import UrlCanonicalizer, canonicalize_url
-from tests.conftest import scrapy_command
+from tests.conftest import REPO_ROOT, _child_env, scrapy_command
 
 MESSY = "HTTP://Example.COM:80/a/./b/?utm_source=x&b=2&a=1#top"
 
@@ -93,3 +95,25 @@ def test_works_outside_a_project_and_in_a_new_one(tmp_path):
     assert result.stdout.splitlines()[1] == (
         "  http://example.com/?utm_source=x  (strip-tracking-params)"
     )
+
+
+def test_any_bytes_in_give_valid_utf8_out():
+    """A Latin-1 line (not UTF-8) is percent-encoded as a browser sends it, and the output
+    is UTF-8 whatever the locale says."""
+    stdin = "http://a.test/caf\xe9?utm_source=x\nhttp://b.test/na\u00efve\n".encode("latin-1")
+    result = subprocess.run(
+        [sys.executable, "-m", "scrapy", "canonicalize", "--json"],
+        cwd=REPO_ROOT,
+        env={**_child_env(), "PYTHONIOENCODING": "ascii", "LC_ALL": "C"},
+        input=stdin + "http://c.test/日本\n".encode(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    lines = [json.loads(line) for line in result.stdout.decode("utf-8").splitlines()]
+    assert [(line["url"], line["canonical"]) for line in lines] == [
+        ("http://a.test/caf%E9?utm_source=x", "http://a.test/caf%E9"),
+        ("http://b.test/na%EFve", "http://b.test/na%EFve"),
+        ("http://c.test/日本", canonicalize_url("http://c.test/日本")),
+    ]

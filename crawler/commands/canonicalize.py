@@ -8,6 +8,7 @@ a line from standard input.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -61,22 +62,51 @@ class Command(ScrapyCommand):
         for url in urls_from_arguments(args):
             explanation = explain(canonicalizer, url)
             if opts.json:
-                print(json.dumps(explanation, ensure_ascii=False))
+                write_utf8(json.dumps(explanation, ensure_ascii=False))
             else:
-                print(describe(explanation))
+                write_utf8(describe(explanation))
+
+
+def write_utf8(text: str) -> None:
+    """One line of output in UTF-8, whatever the locale says."""
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:
+        print(text)
+    else:
+        stream.write(text.encode("utf-8") + b"\n")
+        stream.flush()
 
 
 def urls_from_arguments(args: list[str]) -> Iterator[str]:
-    """The URLs given as arguments; standard input, one a line, for "-" or none."""
+    """The URLs given as arguments; standard input, one a line, for "-" or none.
+
+    Input is read as bytes: a byte that is not UTF-8 (a Latin-1 "é" in a path) is
+    percent-encoded, as a browser sends it, rather than stopping the command.
+    """
     sources: Iterable[str] = args or ["-"]
     for arg in sources:
         if arg != "-":
-            yield arg
+            yield percent_encode_undecodable(arg)
             continue
-        for line in sys.stdin:
-            url = line.rstrip("\r\n")
+        for line in sys.stdin.buffer:
+            url = percent_encode_undecodable(
+                line.rstrip(b"\r\n").decode("utf-8", "surrogateescape")
+            )
             if url.strip():
                 yield url
+
+
+_UNDECODABLE_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def percent_encode_undecodable(text: str) -> str:
+    """*text* with each byte that did not decode (a lone surrogate from ``surrogateescape``)
+    written ``%XX``.
+
+    >>> percent_encode_undecodable(b"http://a.test/caf\\xe9".decode("utf-8", "surrogateescape"))
+    'http://a.test/caf%E9'
+    """
+    return _UNDECODABLE_BYTE.sub(lambda match: f"%{ord(match.group()) - 0xDC00:02X}", text)
 
 
 def explain(canonicalizer: UrlCanonicalizer, url: str) -> dict[str, Any]:
