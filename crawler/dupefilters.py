@@ -32,7 +32,7 @@ from crawler import signals as dedup_signals
 from crawler.audit import URL_LEVEL, AuditLog
 from crawler.frontier import Frontier
 from crawler.generations import Generations
-from crawler.middlewares import META_UNCHECKED
+from crawler.middlewares import META_UNCHECKED, FrontierMiddleware
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.request_keys import KEY_VERSION, request_key
 from crawler.stores.bloom import BloomSeenSet
@@ -200,6 +200,25 @@ def _local_queue_frontier(settings: BaseSettings, signature: dict[str, Any]) -> 
     return Frontier(state_dir, signature)
 
 
+FRONTIER_MIDDLEWARE_PATH = f"{FrontierMiddleware.__module__}.{FrontierMiddleware.__qualname__}"
+
+
+def frontier_middleware_enabled(settings: BaseSettings) -> bool:
+    """Whether ``FrontierMiddleware`` is enabled as a spider middleware (it reports a
+    request finished once its callback's requests are all scheduled)."""
+    enabled = settings.getwithbase("SPIDER_MIDDLEWARES")
+    return any(
+        priority is not None and _component_path(component) == FRONTIER_MIDDLEWARE_PATH
+        for component, priority in enabled.items()
+    )
+
+
+def _component_path(component: Any) -> str:
+    if isinstance(component, str):
+        return component
+    return f"{component.__module__}.{component.__qualname__}"
+
+
 def url_signature(rules: UrlRules, seen: Any) -> dict[str, Any]:
     """What a persisted URL store was built with, by setting name."""
     signature: dict[str, Any] = {
@@ -292,6 +311,14 @@ class URLDupeFilter(BaseDupeFilter):
         self._redis_down_until = 0.0
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
         crawler.signals.connect(self._spider_opened_now, signal=scrapy_signals.spider_opened)
+        if frontier is not None and not frontier_middleware_enabled(crawler.settings):
+            # nothing sends request_finished: a request is done once it leaves the downloader
+            crawler.signals.connect(
+                self._left_downloader, signal=scrapy_signals.request_left_downloader
+            )
+            crawler.signals.connect(
+                self._warn_no_frontier_middleware, signal=scrapy_signals.spider_opened
+            )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -555,6 +582,23 @@ class URLDupeFilter(BaseDupeFilter):
             )
             return
         self.frontier.scheduled(key, serialized)
+
+    def _left_downloader(self, request: Request, spider: Spider) -> None:
+        self._request_finished(request)
+
+    def _warn_no_frontier_middleware(self, spider: Spider) -> None:
+        assert self.frontier is not None
+        logger.warning(
+            "URL dedup records the requests it schedules in %(dir)s, so that a restart after "
+            "a kill crawls what was not finished; without crawler.middlewares."
+            "FrontierMiddleware a request counts as finished when its download ends, so a "
+            "kill can still lose the links of the pages being parsed at that moment. Enable "
+            'it with ADDONS = {"crawler.addon.DedupAddon": 0}, or add '
+            '"crawler.middlewares.FrontierMiddleware": 25 to SPIDER_MIDDLEWARES and '
+            "DOWNLOADER_MIDDLEWARES",
+            {"dir": self.frontier.journal.path.parent},
+            extra={"spider": spider},
+        )
 
     def _request_finished(self, request: Request) -> None:
         key = request.meta.get(META_KEY)
