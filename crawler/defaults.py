@@ -32,6 +32,15 @@ DEDUP_CONTENT_WORKERS = 2
 #: Switch everything the add-on enables on or off (each level has its own switch too).
 DEDUP_ENABLED = True
 
+#: The main-text extractor: ``"trafilatura"`` (most accurate) or ``"resiliparse"``
+#: (about ten times faster; ``pip install 'scrapy-crawl-dedup[fast]'``).
+DEDUP_EXTRACTOR = "trafilatura"
+
+#: Seconds one page's extraction and fingerprints may take in a worker process; past it
+#: the worker is replaced and the item passes unchecked (``dedup/content/timeout``).
+#: ``0``: no limit. The slowest of 474 real pages took 0.46 s.
+DEDUP_EXTRACT_TIMEOUT = 10.0
+
 #: Fold a text that is one block repeated end to end ("abcabcabc" -> "abc").
 DEDUP_FOLD_REPEATS = False
 
@@ -41,15 +50,6 @@ DEDUP_HTML_FIELD = "html"
 #: Item fields whose values identify an item (a business key such as
 #: ``["sku"]``): an item whose key was seen before is dropped. Empty: off.
 DEDUP_ITEM_KEY_FIELDS: list[str] = []
-
-#: Seconds one page's extraction and fingerprints may take in a worker process; past it
-#: the worker is replaced and the item passes unchecked (``dedup/content/timeout``).
-#: ``0``: no limit. The slowest of 474 real pages took 0.46 s.
-DEDUP_EXTRACT_TIMEOUT = 10.0
-
-#: The main-text extractor: ``"trafilatura"`` (most accurate) or ``"resiliparse"``
-#: (about ten times faster; ``pip install 'scrapy-crawl-dedup[fast]'``).
-DEDUP_EXTRACTOR = "trafilatura"
 
 #: Keep the HTML field in items after use (feeds rarely want whole pages).
 DEDUP_KEEP_HTML = False
