@@ -15,7 +15,9 @@ Every local store (seen URLs, the crash-safe frontier) persists the same way:
   never reset silently.
 
 A record cut short by a kill (a torn tail) is reported and dropped; a damaged
-record before the tail is corruption and raises.
+record before the tail is corruption and raises. A journal names the snapshot it
+follows: either file missing while the other says it exists is refused, naming the
+file and the ways out.
 """
 
 from __future__ import annotations
@@ -193,12 +195,25 @@ class Journal:
     Use :meth:`open` to replay what is there and get ready to append;
     :meth:`append` to record; :meth:`restart` once a snapshot holds everything
     recorded so far.
+
+    With *snapshot* (the path of the snapshot it completes), the journal's header
+    names that snapshot once there is one, and reading refuses, with
+    :class:`StateFileError`, a journal whose snapshot is gone, or a snapshot whose
+    journal is gone: either would silently forget what the missing file held.
     """
 
-    def __init__(self, path: Path, kind: str, signature: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        kind: str,
+        signature: Mapping[str, Any],
+        *,
+        snapshot: Path | None = None,
+    ) -> None:
         self.path = path
         self.kind = kind
         self.signature = dict(signature)
+        self.snapshot = snapshot
         self.torn_bytes = 0
         self.records = 0
         self._fd: int | None = None
@@ -222,12 +237,27 @@ class Journal:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
+            if self.snapshot is not None and self.snapshot.exists():
+                raise StateFileError(
+                    f"{self.path} is missing beside {self.snapshot}: what was recorded since "
+                    "that snapshot would be forgotten. Restore it; or create it empty "
+                    f"(touch {self.path}) to go on from the snapshot alone; or start afresh "
+                    f"by removing {self.snapshot} too"
+                ) from None
             data = b""
         self.torn_bytes = 0
         if not data:
             return [], 0
         header, offset = _decode_header(self.path, data, _JOURNAL_MAGIC)
         _check_header(self.path, header, self.kind, self.signature)
+        snapshot_name = header.get("snapshot")
+        if isinstance(snapshot_name, str) and not (self.path.parent / snapshot_name).exists():
+            snapshot = self.path.parent / snapshot_name
+            raise StateFileError(
+                f"{snapshot} is missing: {self.path} only holds what was recorded after it, "
+                "so going on would forget everything before. Restore it; or start afresh by "
+                f"removing {self.path} too (or set DEDUP_STATE_DIR to an empty directory)"
+            )
         records, valid_end = [], offset
         for record, record_end in self._iter_records(data, offset):
             records.append(record)
@@ -275,9 +305,18 @@ class Journal:
             offset = end
             yield record, offset
 
+    def _header(self) -> dict[str, Any]:
+        header: dict[str, Any] = {
+            "format": FORMAT_VERSION,
+            "kind": self.kind,
+            "signature": self.signature,
+        }
+        if self.snapshot is not None and self.snapshot.exists():
+            header["snapshot"] = self.snapshot.name
+        return header
+
     def _write_empty(self) -> None:
-        header = {"format": FORMAT_VERSION, "kind": self.kind, "signature": self.signature}
-        replace_atomically(self.path, _encode_header(_JOURNAL_MAGIC, header))
+        replace_atomically(self.path, _encode_header(_JOURNAL_MAGIC, self._header()))
 
     @property
     def is_open(self) -> bool:
@@ -292,8 +331,7 @@ class Journal:
     def restart(self, records: Iterable[bytes] = ()) -> None:
         """Atomically replace the journal with one holding only *records*."""
         self.close()
-        header = {"format": FORMAT_VERSION, "kind": self.kind, "signature": self.signature}
-        chunks = [_encode_header(_JOURNAL_MAGIC, header)]
+        chunks = [_encode_header(_JOURNAL_MAGIC, self._header())]
         self.records = 0
         for record in records:
             chunks.append(_RECORD_FRAME.pack(len(record), zlib.crc32(record)) + record)

@@ -185,3 +185,58 @@ def test_read_header_of_either_file_without_checking_rules(tmp_path):
     (tmp_path / "foreign").write_bytes(b"not a state file at all")
     with pytest.raises(StateFileError, match="not a dedup state file"):
         read_header(tmp_path / "foreign")
+
+
+def journal_after_a_snapshot(tmp_path):
+    snapshot = tmp_path / "seen-urls.snapshot"
+    journal = Journal(
+        tmp_path / "seen-urls.journal", "bloom-seen-urls", SIGNATURE, snapshot=snapshot
+    )
+    journal.open(lambda record: None)
+    journal.append(b"before")
+    write_snapshot(snapshot, "bloom-seen-urls", SIGNATURE, {}, b"state")
+    journal.restart()
+    journal.append(b"after")
+    journal.close()
+    return snapshot, journal
+
+
+def test_a_journal_names_the_snapshot_it_follows(tmp_path):
+    snapshot, journal = journal_after_a_snapshot(tmp_path)
+    assert read_header(journal.path)["snapshot"] == "seen-urls.snapshot"
+    again = Journal(journal.path, journal.kind, SIGNATURE, snapshot=snapshot)
+    assert again.read() == [b"after"]
+
+
+def test_a_journal_whose_snapshot_is_gone_is_refused(tmp_path):
+    snapshot, journal = journal_after_a_snapshot(tmp_path)
+    snapshot.unlink()
+    again = Journal(journal.path, journal.kind, SIGNATURE, snapshot=snapshot)
+    with pytest.raises(StateFileError, match=f"{snapshot} is missing: .* start afresh"):
+        again.open(lambda record: None)
+    assert journal.path.read_bytes()  # left as it was
+
+
+def test_a_snapshot_whose_journal_is_gone_is_refused_unless_it_is_recreated(tmp_path):
+    snapshot, journal = journal_after_a_snapshot(tmp_path)
+    journal.path.unlink()
+    again = Journal(journal.path, journal.kind, SIGNATURE, snapshot=snapshot)
+    with pytest.raises(StateFileError, match=f"{journal.path} is missing beside {snapshot}"):
+        again.open(lambda record: None)
+    assert not journal.path.exists()
+    journal.path.touch()  # the way out the error names: go on from the snapshot alone
+    again.open(lambda record: None)
+    assert again.records == 0
+
+
+def test_a_journal_before_any_snapshot_needs_none(tmp_path):
+    snapshot = tmp_path / "content-index.snapshot"
+    journal = Journal(
+        tmp_path / "content-index.journal", "content-index", SIGNATURE, snapshot=snapshot
+    )
+    journal.open(lambda record: None)
+    journal.append(b"first")
+    journal.close()  # killed before the first snapshot
+    assert "snapshot" not in read_header(journal.path)
+    again = Journal(journal.path, journal.kind, SIGNATURE, snapshot=snapshot)
+    assert again.read() == [b"first"]

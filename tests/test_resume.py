@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import signal
 import subprocess
 import time
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+import pytest
 from scrapy.settings import Settings
 
 from crawler.dupefilters import url_rules_from_settings, url_signature
@@ -155,3 +157,29 @@ def test_no_warning_with_the_frontier_middleware(demo_site_process_factory, tmp_
     server = demo_site_process_factory()
     log = run_scrapy(crawl_command(server.url, tmp_path / "job", {}))
     assert "without crawler.middlewares" not in log
+
+
+@pytest.mark.parametrize(
+    "deleted",
+    [
+        "seen-urls.snapshot",
+        "seen-urls.journal",
+        "content-index.snapshot",
+        "content-index.journal",
+    ],
+)
+def test_a_deleted_state_file_is_refused_not_reset(demo_site_process_factory, tmp_path, deleted):
+    """A restart never forgets silently: the crawl stops before downloading anything, and
+    its error names the missing file."""
+    server = demo_site_process_factory()
+    command = crawl_command(server.url, tmp_path / "job", {})
+    run_scrapy(command)
+    (tmp_path / "job" / deleted).unlink()
+    server.reset()
+    completed = subprocess.run(
+        command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode != 0
+    missing = tmp_path / "job" / deleted
+    assert re.search(rf"StateFileError: {re.escape(str(missing))} is missing", completed.stderr)
+    assert server.hits()["total"] == 0

@@ -53,7 +53,9 @@ class JournaledContentIndex:
             raise ValueError(f"snapshot_every must be at least 1, got {snapshot_every!r}")
         self.signature = dict(signature)
         self.snapshot_path = state_dir / f"{KIND}.snapshot"
-        self.journal = Journal(state_dir / f"{KIND}.journal", KIND, self.signature)
+        self.journal = Journal(
+            state_dir / f"{KIND}.journal", KIND, self.signature, snapshot=self.snapshot_path
+        )
         self.snapshot_every = snapshot_every
         self.loaded_documents = 0
         self.replayed_documents = 0

@@ -42,7 +42,9 @@ class JournaledSeenStore:
         self.kind = f"{self.seen.kind}-{name}"
         self.signature = dict(signature)
         self.snapshot_path = state_dir / f"{name}.snapshot"
-        self.journal = Journal(state_dir / f"{name}.journal", self.kind, self.signature)
+        self.journal = Journal(
+            state_dir / f"{name}.journal", self.kind, self.signature, snapshot=self.snapshot_path
+        )
         self.snapshot_every = snapshot_every
         self.loaded_entries = 0
         self._since_snapshot = 0
