@@ -100,7 +100,7 @@ def serve(corpus: Path, pages: int, delay: float) -> None:
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = runner.addresses[0][1]
         print(f"READY {port} {len(bodies)}", flush=True)
         await asyncio.Event().wait()
 

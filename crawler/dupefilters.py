@@ -200,23 +200,13 @@ def _local_queue_frontier(settings: BaseSettings, signature: dict[str, Any]) -> 
     return Frontier(state_dir, signature)
 
 
-FRONTIER_MIDDLEWARE_PATH = f"{FrontierMiddleware.__module__}.{FrontierMiddleware.__qualname__}"
-
-
 def frontier_middleware_enabled(settings: BaseSettings) -> bool:
     """Whether ``FrontierMiddleware`` is enabled as a spider middleware (it reports a
     request finished once its callback's requests are all scheduled)."""
-    enabled = settings.getwithbase("SPIDER_MIDDLEWARES")
     return any(
-        priority is not None and _component_path(component) == FRONTIER_MIDDLEWARE_PATH
-        for component, priority in enabled.items()
+        priority is not None and load_object(component) is FrontierMiddleware
+        for component, priority in settings.getwithbase("SPIDER_MIDDLEWARES").items()
     )
-
-
-def _component_path(component: Any) -> str:
-    if isinstance(component, str):
-        return component
-    return f"{component.__module__}.{component.__qualname__}"
 
 
 def url_signature(rules: UrlRules, seen: Any) -> dict[str, Any]:
