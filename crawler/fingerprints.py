@@ -69,7 +69,7 @@ __all__ = [
 
 #: Incremented whenever a change to normalization, features, weights or hashing can change
 #: the fingerprint or the content hash of some text.
-FINGERPRINT_VERSION = 2
+FINGERPRINT_VERSION = 3
 
 #: Size of a SimHash fingerprint, in bits.
 FINGERPRINT_BITS = 64
@@ -191,6 +191,30 @@ _COUNTED_THINGS = [
 ]
 _COUNTED_THING = "(?:" + "|".join(_COUNTED_THINGS) + r"|min(?:ute)?s? read)"
 _TIME_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)"
+# Units of measure and currencies: a number written before one is a size, a capacity or a
+# price, never a year ("2000 gb", "2000元"). Not the words that are units only sometimes
+# ("in", "a", "t": "in 2000 a law").
+_UNITS = (
+    "b|kb|mb|gb|tb|pb|kib|mib|gib|tib|bits?|kbps|mbps|gbps"
+    "|w|kw|kwh|wh|mw|v|mv|ma|mah|ah|hz|khz|mhz|ghz|rpm"
+    "|nm|mm|cm|m|km|inch|inches|ft|feet|yd|mph|kph"
+    "|mg|g|kg|lbs?|oz|ml|cl|dl|l|gal|mp|px|dpi|ppi|fps"
+    "|usd|eur|gbp|jpy|cny|rmb|chf|dollars|euros|pounds|yuan"
+)
+_CHINESE_UNITS = (
+    "英寸|寸|英尺|厘米|毫米|千米|公里|米|千克|公斤|克|斤|毫升|升|千瓦|瓦|伏|毫安|赫兹"
+    "|美元|欧元|万元|亿元|元"
+)
+_UNIT_AFTER = rf"\s?(?:{_UNITS})(?![\da-z])|(?:{_CHINESE_UNITS})"
+# Words that name the number after them: a product code, a size, a version, a price.
+_LABELS = (
+    "sku|model|no|nr|number|item|part|art|ref|code|size|capacity|version|ver|release"
+    "|rev|revision|edition|gen|isbn|price"
+)
+# two characters each
+_CHINESE_LABELS = "货号|型号|编号|款号|尺码|尺寸|容量|规格|价格|售价|版本"
+_LABEL_WORDS = frozenset(_LABELS.split("|"))
+_CHINESE_LABEL_WORDS = frozenset(_CHINESE_LABELS.split("|"))
 _CHINESE_COUNTERS = "次|人|条|阅读|浏览|评论|回复|跟帖|参与|点击|赞"
 # Numbers start where no letter or digit of their word precedes them: the first digit,
 # then a look back past it (a lookbehind first would hide the digit from the regex
@@ -233,8 +257,8 @@ _NEUTRAL_NUMBER = re.compile(
             r"\d?:\d\d(?::\d\d)?(?:\s?[ap]\.?m\b\.?)?",
             r"\d?(?:\.\d\d)?\s?[ap]\.?m\b\.?",
             # a year on its own: (c) 2024, updated 2023
-            rf"(?<=1)9\d\d{_END}",
-            rf"(?<=2)0\d\d{_END}",
+            rf"(?<=1)9\d\d{_END}(?!{_UNIT_AFTER})",
+            rf"(?<=2)0\d\d{_END}(?!{_UNIT_AFTER})",
             # counters: views: 87, 评论 12, 1,234 views, 3 comments, 5 minutes ago, 12 次阅读
             rf"{_AFTER_LABEL}{_NUMBER_REST}",
             rf"{_NUMBER_REST}\s*{_COUNTED_THING}{_END}",
@@ -618,41 +642,90 @@ def minhash_of_normalized(normalized: str) -> bytes:
 
 
 #: A run of ASCII letters and digits that holds a digit (matched from the run's start, and
-#: its letters never given back: one pass over the text).
-_NUMBER_TOKEN = re.compile(r"(?<![0-9a-z])[a-z]*+[0-9][0-9a-z]*")
+#: its letters never given back: one pass over the text), with up to two such runs that
+#: follow it one space apart: normalization wrote the dots of ``1.9.3`` and ``15.6`` as
+#: spaces, and a version is one number, not three (a table of figures is cut in threes).
+#: Then the unit right after it, if any.
+_NUMBER_TOKEN = re.compile(
+    rf"(?<![0-9a-z])([a-z]*+[0-9][0-9a-z]*(?: [0-9][0-9a-z]*){{0,2}})"
+    rf"(?: ?({_UNITS})(?![\da-z])|({_CHINESE_UNITS}))?"
+)
 _NUMBERS_SEED = 0x4E55
+
+
+_NUMBERS_SEED = 0x4E55
+_HALF_BITS = 32
+_HALVES = ((1 << _HALF_BITS) - 1, ((1 << _HALF_BITS) - 1) << _HALF_BITS)
 
 
 def numbers_signature(normalized: str) -> int:
     """Return a 64-bit set of the numbers that identify things in a normalized text.
 
     - Each run of ASCII letters and digits that holds a digit (``500``, ``1tb``,
-      ``wd5000azlx``) sets one bit, chosen by its XXH64; the masked ``"0"`` of dates,
-      times and counters sets none.
-    - Two texts whose signatures each have a bit the other lacks name different numbers
-      (:func:`numbers_conflict`): a 500 GB and a 1000 GB page of one product, two SKUs,
-      two versions. A copy that only adds or drops numbers (a printed-on line, a dropped
-      paragraph) has no such conflict.
-    - Many numbers fill the 64 bits: the check then finds fewer conflicts, never more.
+      ``wd5000azlx``), with the numbers right after it (``1 9 3``: version 1.9.3), sets
+      one bit, chosen by its XXH64; the masked ``"0"`` of dates, times and counters sets
+      none.
+    - The high 32 bits hold the numbers that name a thing: a run with letters (``1tb``,
+      ``wd5000azlx``), a number before a unit (``500 gb``, ``15 6 inch``, ``18米``) or
+      after a label (``sku 12345``, ``version 3``, ``货号 12``), each hashed with its unit
+      or label: ``4 inch`` and ``12 inch`` differ even when the page names a 12
+      elsewhere. The low 32 bits hold the others (``chapter 12``, ``top 10``). A page
+      full of figures fills its low half, not the half where a changed size or SKU must
+      show.
+    - Two texts whose signatures each have a bit the other lacks, in one half, name
+      different numbers (:func:`numbers_conflict`): a 500 GB and a 1000 GB page of one
+      product, two SKUs, two versions. A copy that only adds or drops numbers (a
+      printed-on line, a dropped paragraph) has no such conflict.
+    - Many numbers fill a half: the check then finds fewer conflicts, never more.
 
-    >>> numbers_signature("posted 0") == 0, numbers_signature("500 gb") != 0
-    (True, True)
+    >>> numbers_signature("posted 0") == 0
+    True
+    >>> numbers_signature("capacity 500 gb") >> 32 != 0, numbers_signature("top 10") >> 32
+    (True, 0)
     """
     signature = 0
-    for token in _NUMBER_TOKEN.findall(normalized):
-        if token != "0":
-            signature |= 1 << (xxhash.xxh64_intdigest(token.encode("ascii"), _NUMBERS_SEED) & 63)
+    for match in _NUMBER_TOKEN.finditer(normalized):
+        token, unit, chinese_unit = match.groups()
+        half = _HALF_BITS
+        if unit or chinese_unit:
+            token += unit or chinese_unit
+        elif token == "0":
+            continue
+        elif label := _label_before(normalized, match.start()):
+            token = label + token
+        elif token.replace(" ", "").isdigit():
+            half = 0
+        digest = xxhash.xxh64_intdigest(token.encode(), _NUMBERS_SEED)
+        signature |= 1 << (digest % _HALF_BITS + half)
     return signature
 
 
+def _label_before(normalized: str, start: int) -> str:
+    """The label word right before position *start* (``sku``, ``货号``), else ``""``."""
+    chinese = normalized[max(0, start - 2) : start]
+    if chinese in _CHINESE_LABEL_WORDS:
+        return chinese
+    if start < 2 or normalized[start - 1] != " ":
+        return ""
+    word = normalized[normalized.rfind(" ", 0, start - 1) + 1 : start - 1]
+    if word in _LABEL_WORDS:
+        return word
+    chinese = normalized[max(0, start - 3) : start - 1]
+    return chinese if chinese in _CHINESE_LABEL_WORDS else ""
+
+
 def numbers_conflict(first: int, second: int) -> bool:
-    """Whether two :func:`numbers_signature` values each name a number the other lacks.
+    """Whether two :func:`numbers_signature` values each name a number the other lacks,
+    in the same half (identifying numbers, or the others).
 
     >>> a, b = numbers_signature("capacity 500 gb"), numbers_signature("capacity 1000 gb")
     >>> numbers_conflict(a, b), numbers_conflict(a, a | b), numbers_conflict(a, 0)
     (True, False, False)
+    >>> numbers_conflict(numbers_signature("top 10 500 gb"), numbers_signature("top 20 500 gb"))
+    True
     """
-    return bool(first & ~second) and bool(second & ~first)
+    first_only, second_only = first & ~second, second & ~first
+    return any(first_only & half and second_only & half for half in _HALVES)
 
 
 #: Steps of :func:`page_size_class` per doubling of the page's text: 9% apart.
@@ -767,9 +840,9 @@ def describe() -> dict[str, Any]:
         "cjk_ngram": CJK_NGRAM,
         "word_ngrams": list(WORD_NGRAMS),
         "weights": "1+floor(log2(count))",
-        "numbers": "mask-dates-times-years-counters-keep-others",
+        "numbers": "mask-dates-times-years-counters-keep-others-years-before-units-kept",
         "no_space_scripts": "spaces-deleted",
         "minhash": f"one-permutation-xxh64-seed{_MINHASH_SEED}-{MINHASH_BYTES}x8bit",
-        "numbers_signature": f"xxh64-seed{_NUMBERS_SEED}-64bit",
+        "numbers_signature": f"xxh64-seed{_NUMBERS_SEED}-runs-32bit-identifying-32bit-others",
         "page_size": f"chars-log2x{PAGE_SIZE_STEPS}",
     }

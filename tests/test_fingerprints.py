@@ -638,7 +638,7 @@ def test_mixed_chinese_and_english_text() -> None:
 def test_describe_names_every_setting() -> None:
     settings_ = describe()
     assert json.loads(json.dumps(settings_)) == settings_
-    assert settings_["version"] == FINGERPRINT_VERSION == 2
+    assert settings_["version"] == FINGERPRINT_VERSION == 3
     assert settings_["weights"] == "1+floor(log2(count))"
     assert settings_["minhash"].endswith("64x8bit")
     assert settings_["simhash_bits"] == 64
@@ -811,9 +811,34 @@ def test_estimated_jaccard_refuses_signatures_of_other_sizes() -> None:
         ("posted 0 by the editor", "posted 0 by the editor 0 views", False),
         ("no numbers here", "nor here", False),
         ("a list of 3 things", "a list of things", False),  # a number dropped, none added
+        ("top 10 tools 500 gb", "top 20 tools 500 gb", True),  # in the half of the others
+        # the sizes differ though each page names a 12 somewhere: hashed with the unit
+        ("a 4 inch tap and a 12 cm hose", "a 12 inch tap and a 12 cm hose", True),
+        ("sku 12345 and 7 more", "sku 7 and 12345 more", True),  # a label makes it another
     ],
 )
 def test_numbers_conflict(first: str, second: str, conflict: bool) -> None:
     a, b = numbers_signature(first), numbers_signature(second)
     assert numbers_conflict(a, b) is conflict
     assert numbers_conflict(b, a) is conflict
+
+
+def test_numbers_signature_keeps_a_changed_size_apart_on_a_page_full_of_figures() -> None:
+    figures = " ".join(f"row {number} of the table" for number in range(101, 1000, 3))
+    first = normalize_text(f"{figures} capacity 500 GB")
+    second = normalize_text(f"{figures} capacity 1000 GB")
+    assert numbers_signature(first) & 0xFFFFFFFF == 0xFFFFFFFF  # the others' half is full
+    assert numbers_conflict(numbers_signature(first), numbers_signature(second))
+
+
+@pytest.mark.parametrize(
+    ("text", "normalized"),
+    [
+        ("Capacity: 2000 GB", "capacity 2000 gb"),
+        ("售价2000元", "售价2000元"),
+        ("In 2000 a law passed", "in 0 a law passed"),
+        ("Born in 1990 in Paris", "born in 0 in paris"),
+    ],
+)
+def test_a_year_before_a_unit_is_a_size(text: str, normalized: str) -> None:
+    assert normalize_text(text) == normalized

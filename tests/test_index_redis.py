@@ -12,7 +12,7 @@ from crawler.index.memory import DocumentTable, MemoryFingerprintIndex
 from crawler.index.redis import RedisContentIndex
 from crawler.neardup import NearDuplicateDetector
 from crawler.redis_access import RedisConnection, RedisSignatureMismatch
-from tests.test_neardup import page_size_cases
+from tests.test_neardup import numbers_cases, page_size_cases
 
 ARTICLE = " ".join(
     f"Paragraph {i} of a long article about harbour cranes, tides and the people of the "
@@ -118,6 +118,10 @@ def test_the_detector_decides_alike_on_redis_and_in_memory(redis_server):
 
 def test_the_page_size_check_holds_on_redis(redis_server):
     page_size_cases(NearDuplicateDetector(shared_index=index_on(redis_server, "sizes:content")))
+
+
+def test_the_numbers_check_holds_on_redis(redis_server):
+    numbers_cases(NearDuplicateDetector(shared_index=index_on(redis_server, "numbers:content")))
 
 
 def test_exact_only_for_short_texts(redis_server):

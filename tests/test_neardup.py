@@ -876,6 +876,33 @@ def test_a_text_that_is_a_small_part_of_a_much_larger_page_does_not_drop_it():
     assert lone.rejected is not None and lone.rejected.page_sizes_differ
 
 
+def numbers_cases(detector: NearDuplicateDetector) -> None:
+    """Shared by the memory and Redis tests: two product pages of one template, full of
+    figures, that differ by a capacity and a SKU are two pages; a printed copy is a copy."""
+    rng = random.Random(7)
+    rows = [f"{word(rng)} {number} {word(rng)}" for number in rng.sample(range(10, 999), 150)]
+
+    def product(capacity: int, sku: int) -> str:
+        return f"{' '.join(rows)} Capacity: {capacity} GB. SKU {sku}."
+
+    assert detector.check_and_add("drive-500", product(500, 40_001)) is None
+    sibling = detector.check("drive-1000", product(1000, 40_038))
+    assert (sibling.match, sibling.added) == (None, True)
+    assert sibling.rejected is not None and sibling.rejected.key == "drive-500"
+    assert sibling.rejected.numbers_differ
+    printed = detector.check("drive-500-print", "Printed on 3 May 2024. " + product(500, 40_001))
+    assert printed.match is not None and printed.match.key == "drive-500"
+    # a figure less, a code more: each names a number the other lacks, but not of one kind
+    words = " ".join(word(rng) for _ in range(400))
+    assert detector.check_and_add("guide", f"{words} See chapter 12.") is None
+    mirror = detector.check("guide-mirror", f"{words} See the chapter. Ref A7.")
+    assert mirror.match is not None and mirror.match.key == "guide"
+
+
+def test_product_pages_that_differ_by_a_size_are_both_kept():
+    numbers_cases(NearDuplicateDetector())
+
+
 def test_the_second_stage_is_for_long_texts_only():
     detector = NearDuplicateDetector()
     assert detector.second_stage_for(150) is None

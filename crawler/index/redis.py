@@ -61,14 +61,17 @@ local function similarity(a, b)
   if j > 1 then return 1 end
   return j
 end
-local function numbers_differ(a, b)
+local function half_differs(a, b, first)
   local a_only, b_only = false, false
-  for i = 73, 80 do
+  for i = first, first + 3 do
     local x, y = string.byte(a, i), string.byte(b, i)
     if bit.band(x, bit.bnot(y)) ~= 0 then a_only = true end
     if bit.band(y, bit.bnot(x)) ~= 0 then b_only = true end
   end
   return a_only and b_only
+end
+local function numbers_differ(a, b)
+  return half_differs(a, b, 73) or half_differs(a, b, 77)
 end
 local function page_sizes_differ(a, b, text_chars)
   local x, y = string.byte(a, 81), string.byte(b, 81)
