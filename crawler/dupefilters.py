@@ -37,7 +37,7 @@ from crawler.redis_access import RedisUnavailable, connection_from_settings, red
 from crawler.request_keys import KEY_VERSION, request_key
 from crawler.stores.bloom import BloomSeenSet
 from crawler.stores.generational import GenerationalSeenSet
-from crawler.stores.journaled import JournaledSeenStore
+from crawler.stores.journaled import JournaledSeenStore, check_state_files
 from crawler.stores.memory import MemorySeenSet
 from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
 from crawler.urls import UrlCanonicalizer, UrlRules
@@ -88,6 +88,14 @@ def state_dir_from_settings(settings: BaseSettings) -> Path | None:
     """``DEDUP_STATE_DIR``, else ``JOBDIR``, else ``None`` (memory only)."""
     state_dir = settings.get("DEDUP_STATE_DIR") or job_dir(settings)
     return Path(state_dir) if state_dir else None
+
+
+def check_url_state_files(settings: BaseSettings) -> None:
+    """Raise :class:`~crawler.persistence.StateFileError` when the URL level's state
+    directory lost its journal or its snapshot (headers only): before the crawl starts."""
+    state_dir = state_dir_from_settings(settings)
+    if state_dir is not None and url_backend_from_settings(settings) not in REDIS_BACKENDS:
+        check_state_files(state_dir)
 
 
 def _bloom_sizing(
@@ -344,6 +352,7 @@ class URLDupeFilter(BaseDupeFilter):
                 signature,
                 snapshot_every=snapshot_every_from_settings(settings),
             )
+            seen.journal.check_files()
             frontier = _local_queue_frontier(settings, signature)
         else:
             logger.info(

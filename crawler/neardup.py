@@ -368,6 +368,11 @@ class NearDuplicateDetector:
         state.open()
         self.index, self.content_hashes, self._state = state.index, state.content_hashes, state
 
+    def check_state_files(self, state_dir: Path | str) -> None:
+        """Raise :class:`~crawler.persistence.StateFileError` when a file of *state_dir*
+        that :meth:`open` needs is missing beside the other, reading headers only."""
+        JournaledContentIndex(Path(state_dir), self.signature).journal.check_files()
+
     def close(self) -> None:
         """Snapshot the state directory and close it (nothing to do in memory)."""
         if self._state is not None:

@@ -237,19 +237,42 @@ class Journal:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            if self.snapshot is not None and self.snapshot.exists():
-                raise StateFileError(
-                    f"{self.path} is missing beside {self.snapshot}: what was recorded since "
-                    "that snapshot would be forgotten. Restore it; or create it empty "
-                    f"(touch {self.path}) to go on from the snapshot alone; or start afresh "
-                    f"by removing {self.snapshot} too"
-                ) from None
+            self._check_snapshot_without_journal()
             data = b""
         self.torn_bytes = 0
         if not data:
             return [], 0
         header, offset = _decode_header(self.path, data, _JOURNAL_MAGIC)
         _check_header(self.path, header, self.kind, self.signature)
+        self._check_journal_without_snapshot(header)
+        records, valid_end = [], offset
+        for record, record_end in self._iter_records(data, offset):
+            records.append(record)
+            valid_end = record_end
+        self.torn_bytes = len(data) - valid_end
+        return records, valid_end
+
+    def check_files(self) -> None:
+        """Raise :class:`StateFileError` when the journal or the snapshot it completes is
+        missing while the other is there, reading the journal's header only: a crawl
+        checks this before it starts, so that it stops before its first request."""
+        if not self.path.exists():
+            self._check_snapshot_without_journal()
+        elif self.path.stat().st_size:
+            header = read_header(self.path)
+            if header is not None:
+                self._check_journal_without_snapshot(header)
+
+    def _check_snapshot_without_journal(self) -> None:
+        if self.snapshot is not None and self.snapshot.exists():
+            raise StateFileError(
+                f"{self.path} is missing beside {self.snapshot}: what was recorded since "
+                "that snapshot would be forgotten. Restore it; or create it empty "
+                f"(touch {self.path}) to go on from the snapshot alone; or start afresh "
+                f"by removing {self.snapshot} too"
+            )
+
+    def _check_journal_without_snapshot(self, header: Mapping[str, Any]) -> None:
         snapshot_name = header.get("snapshot")
         if isinstance(snapshot_name, str) and not (self.path.parent / snapshot_name).exists():
             snapshot = self.path.parent / snapshot_name
@@ -258,12 +281,6 @@ class Journal:
                 "so going on would forget everything before. Restore it; or start afresh by "
                 f"removing {self.path} too (or set DEDUP_STATE_DIR to an empty directory)"
             )
-        records, valid_end = [], offset
-        for record, record_end in self._iter_records(data, offset):
-            records.append(record)
-            valid_end = record_end
-        self.torn_bytes = len(data) - valid_end
-        return records, valid_end
 
     def open(self, replay: Callable[[bytes], object]) -> None:
         """Call *replay* with every record in the journal, in order, then open

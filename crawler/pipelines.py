@@ -163,6 +163,10 @@ class NearDuplicatePipeline:
             shared_index=shared_index,
             extractor=_extractor(settings),
         )
+        state_dir = state_dir_from_settings(settings) if shared_index is None else None
+        if state_dir is not None:
+            # a damaged state directory stops the crawl here, before its first request
+            detector.check_state_files(state_dir)
         audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
         return cls(
             crawler,
@@ -173,7 +177,7 @@ class NearDuplicatePipeline:
             keep_html=settings.getbool("DEDUP_KEEP_HTML", defaults.DEDUP_KEEP_HTML),
             max_page_bytes=settings.getint("DEDUP_MAX_PAGE_BYTES", defaults.DEDUP_MAX_PAGE_BYTES),
             audit_path=Path(audit_file) if audit_file else None,
-            state_dir=state_dir_from_settings(settings) if shared_index is None else None,
+            state_dir=state_dir,
             workers=settings.getint("DEDUP_CONTENT_WORKERS", defaults.DEDUP_CONTENT_WORKERS),
             extract_timeout=_extract_timeout(settings),
         )
@@ -546,6 +550,7 @@ class ItemKeyPipeline:
             seen = JournaledSeenStore(
                 new_set, state_dir, item_signature(fields, seen), name="seen-items"
             )
+            seen.journal.check_files()
         return cls(crawler, fields, seen, audit_path=audit_path)
 
     def open_spider(self) -> None:

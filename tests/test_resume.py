@@ -169,8 +169,8 @@ def test_no_warning_with_the_frontier_middleware(demo_site_process_factory, tmp_
     ],
 )
 def test_a_deleted_state_file_is_refused_not_reset(demo_site_process_factory, tmp_path, deleted):
-    """A restart never forgets silently: the crawl stops before downloading anything, and
-    its error names the missing file."""
+    """A restart never forgets silently: the crawl stops before its spider opens, as a bad
+    setting stops it (one error, no other failure after it), naming the missing file."""
     server = demo_site_process_factory()
     command = crawl_command(server.url, tmp_path / "job", {})
     run_scrapy(command)
@@ -182,4 +182,6 @@ def test_a_deleted_state_file_is_refused_not_reset(demo_site_process_factory, tm
     assert completed.returncode != 0
     missing = tmp_path / "job" / deleted
     assert re.search(rf"StateFileError: {re.escape(str(missing))} is missing", completed.stderr)
+    assert "Spider opened" not in completed.stderr
+    assert completed.stderr.count("Traceback") == 1
     assert server.hits()["total"] == 0

@@ -17,6 +17,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+def check_state_files(state_dir: Path, name: str = "seen-urls") -> None:
+    """Raise :class:`~crawler.persistence.StateFileError` when the journal or the snapshot
+    of the store *name* in *state_dir* is missing beside the other (headers only)."""
+    snapshot = state_dir / f"{name}.snapshot"
+    Journal(state_dir / f"{name}.journal", name, {}, snapshot=snapshot).check_files()
+
+
 class JournaledSeenStore:
     """A :class:`~crawler.stores.SeenSet` that survives restarts and kills.
 
