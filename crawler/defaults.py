@@ -25,9 +25,10 @@ DEDUP_CONTENT_BACKEND = "memory"
 #: Switch the content pipeline on or off.
 DEDUP_CONTENT_ENABLED = True
 
-#: Worker processes that extract and fingerprint pages; 0: a thread of the
-#: crawl process (measured in bench/offload.py: processes are faster on 2+ cores).
-DEDUP_CONTENT_WORKERS = 2
+#: Worker processes that extract and fingerprint pages; ``None``: one per CPU core;
+#: 0: a thread of the crawl process (measured in bench/offload.py: processes are
+#: faster on 2+ cores).
+DEDUP_CONTENT_WORKERS: int | None = None
 
 #: Switch everything the add-on enables on or off (each level has its own switch too).
 DEDUP_ENABLED = True

@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import multiprocessing
+import os
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -95,7 +96,7 @@ class NearDuplicatePipeline:
         max_page_bytes: int = defaults.DEDUP_MAX_PAGE_BYTES,
         audit_path: Path | None = None,
         state_dir: Path | None = None,
-        workers: int = defaults.DEDUP_CONTENT_WORKERS,
+        workers: int | None = defaults.DEDUP_CONTENT_WORKERS,
         extract_timeout: float = defaults.DEDUP_EXTRACT_TIMEOUT,
     ) -> None:
         if action not in CONTENT_ACTIONS:
@@ -113,7 +114,7 @@ class NearDuplicatePipeline:
         self.audit_path = audit_path
         self.state_dir = state_dir
         self._audit: AuditLog | None = None
-        self.workers = workers
+        self.workers = (os.cpu_count() or 1) if workers is None else workers
         self.extract_timeout = extract_timeout
         self._processes: ProcessPoolExecutor | None = None
         self._processes_lock = threading.Lock()
@@ -130,6 +131,7 @@ class NearDuplicatePipeline:
         self._redis_warned = False
         self._bodies: BodyCache[Future[PageFingerprint]] = BodyCache()
         self._bodies_lock = threading.Lock()
+        self._waiting = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -178,7 +180,7 @@ class NearDuplicatePipeline:
             max_page_bytes=settings.getint("DEDUP_MAX_PAGE_BYTES", defaults.DEDUP_MAX_PAGE_BYTES),
             audit_path=Path(audit_file) if audit_file else None,
             state_dir=state_dir,
-            workers=settings.getint("DEDUP_CONTENT_WORKERS", defaults.DEDUP_CONTENT_WORKERS),
+            workers=_workers(settings),
             extract_timeout=_extract_timeout(settings),
         )
 
@@ -224,6 +226,10 @@ class NearDuplicatePipeline:
         if not self.keep_html and self.html_field in adapter:
             del adapter[self.html_field]
         started = time.perf_counter()
+        # Scrapy bounds what waits here (CONCURRENT_ITEMS a response, and no new downloads
+        # while SCRAPER_SLOT_MAX_ACTIVE_SIZE of responses are being processed)
+        self._waiting += 1
+        self.stats.max_value("dedup/extract/backlog_max", self._waiting)
         try:
             page, decision, same_body = await _in_thread(
                 self._decide, url, text, html, self._encoding(adapter)
@@ -238,6 +244,8 @@ class NearDuplicatePipeline:
                     {"error": exc},
                 )
             return item
+        finally:
+            self._waiting -= 1
         self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
         if page.status == "timeout":
             self._count("timeout")
@@ -461,6 +469,22 @@ def _extractor(settings: Any) -> str:
     except ValueError as exc:
         raise ValueError(f"DEDUP_EXTRACTOR={value!r}: {exc}") from None
     return str(value)
+
+
+def _workers(settings: Any) -> int | None:
+    value = settings.get("DEDUP_CONTENT_WORKERS", defaults.DEDUP_CONTENT_WORKERS)
+    if value is None:
+        return None
+    try:
+        workers = int(value)
+    except (TypeError, ValueError):
+        workers = -1
+    if workers < 0:
+        raise ValueError(
+            f"DEDUP_CONTENT_WORKERS={value!r} must be a number of worker processes, 0 for a "
+            "thread of the crawl process, or None for one per CPU core"
+        )
+    return workers
 
 
 def _extract_timeout(settings: Any) -> float:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import time
 
@@ -53,7 +54,8 @@ def stats(pipeline: NearDuplicatePipeline) -> dict:
     return {
         name: value
         for name, value in pipeline.crawler.stats.get_stats().items()
-        if name.startswith("dedup/") and name != "dedup/content/seconds"
+        if name.startswith("dedup/")
+        and name not in ("dedup/content/seconds", "dedup/extract/backlog_max")
     }
 
 
@@ -305,3 +307,32 @@ def test_redis_away_keeps_items_unchecked(redis_server_factory, caplog):
     assert pipeline.crawler.stats.get_value("dedup/content/unchecked") == 1
     assert "items are kept unchecked" in caplog.text
     assert pipeline.summary().endswith(", 1 unchecked (Redis away)")
+
+
+def test_content_workers_are_one_per_core_unless_set():
+    def built(settings: dict) -> NearDuplicatePipeline:
+        return build_from_crawler(NearDuplicatePipeline, get_crawler(NamedSpider, settings))
+
+    assert built({}).workers == (os.cpu_count() or 1)
+    assert built({"DEDUP_CONTENT_WORKERS": 0}).workers == 0
+    assert built({"DEDUP_CONTENT_WORKERS": "3"}).workers == 3
+    for wrong in (-1, "many"):
+        with pytest.raises(ValueError, match=f"DEDUP_CONTENT_WORKERS={wrong!r}"):
+            built({"DEDUP_CONTENT_WORKERS": wrong})
+
+
+def test_the_items_waiting_for_extraction_at_most_are_counted():
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
+    process(pipeline, {"url": "https://a.test/alone", "html": page(PARAGRAPHS)})
+    assert pipeline.stats.get_value("dedup/extract/backlog_max") == 1
+
+    async def together() -> list:
+        articles = [
+            {"url": f"https://b.test/{n}", "html": page([f"{n} {p}" for p in PARAGRAPHS])}
+            for n in ("one", "two", "three")
+        ]
+        items = [pipeline.process_item(article) for article in articles]
+        return await asyncio.gather(*items, return_exceptions=True)
+
+    asyncio.run(together())
+    assert pipeline.stats.get_value("dedup/extract/backlog_max") == 3
