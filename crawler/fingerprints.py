@@ -39,9 +39,7 @@ import xxhash
 from simhash import Simhash
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
-
-    from numpy.typing import NDArray
+    from collections.abc import Iterable, Mapping
 
 __all__ = [
     "CJK_NGRAM",
@@ -63,7 +61,6 @@ __all__ = [
     "page_size_class",
     "page_sizes_differ",
     "simhash",
-    "simhash_and_minhash",
     "simhash_of_counts",
     "simhash_of_features",
     "simhash_of_normalized",
@@ -94,8 +91,8 @@ _CONTENT_HASH_BYTES = 16
 _MINHASH_BIN_SHIFT = 64 - (MINHASH_BYTES - 1).bit_length()
 _MINHASH_BIN_STARTS = np.arange(MINHASH_BYTES, dtype=np.uint64) << np.uint64(_MINHASH_BIN_SHIFT)
 _MINHASH_BINS = np.arange(MINHASH_BYTES, dtype=np.uint64)
-_SPLITMIX_1 = np.uint64(0xBF58476D1CE4E5B9)
-_SPLITMIX_2 = np.uint64(0x94D049BB133111EB)
+# the MinHash's feature hash is XXH64 with another seed than the SimHash's (0)
+_MINHASH_SEED = 0x5EED
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xFF51AFD7ED558CCD)
 # the largest integer weight the simhash package multiplies a uint8 array by without error
@@ -551,19 +548,14 @@ def simhash_of_features(features: Mapping[str, int]) -> int:
     return _package_simhash(weighted)
 
 
-def _package_simhash(
-    weighted: list[tuple[str, int | float]],
-    hashfunc: Callable[[bytes], bytes] = xxhash.xxh64_digest,
-    on_retry: Callable[[], object] = lambda: None,
-) -> int:
+def _package_simhash(weighted: list[tuple[str, int | float]]) -> int:
     if not weighted:
         return 0
     try:
-        fingerprint = Simhash(weighted, f=FINGERPRINT_BITS, hashfunc=hashfunc)
+        fingerprint = Simhash(weighted, f=FINGERPRINT_BITS, hashfunc=xxhash.xxh64_digest)
     except UnicodeEncodeError:
-        on_retry()
         encodable = [(_without_surrogates(feature), weight) for feature, weight in weighted]
-        fingerprint = Simhash(encodable, f=FINGERPRINT_BITS, hashfunc=hashfunc)
+        fingerprint = Simhash(encodable, f=FINGERPRINT_BITS, hashfunc=xxhash.xxh64_digest)
     return int(fingerprint.value)
 
 
@@ -586,30 +578,11 @@ def simhash_of_normalized(normalized: str) -> int:
 def simhash_of_counts(counts: Mapping[str, int]) -> int:
     """Return the 64-bit SimHash of features given with their counts in a text, each
     weighted by :func:`feature_weight` of its count."""
-    return _package_simhash(_weighted_counts(counts))
-
-
-def _weighted_counts(counts: Mapping[str, int]) -> list[tuple[str, int | float]]:
     # feature_weight, inlined (a call per feature is a tenth of the fingerprint's time):
     # a count's weight is its bit length, under 256, the package's integer path
-    return [(feature, count.bit_length()) for feature, count in counts.items() if count > 0]
-
-
-def simhash_and_minhash(counts: Mapping[str, int]) -> tuple[int, bytes]:
-    """Return :func:`simhash_of_counts` and :func:`minhash_of_features` of the counted
-    features, hashing each feature once for both (the costliest step of either)."""
-    digests: list[bytes] = []
-
-    def hashed(data: bytes) -> bytes:
-        digest = xxhash.xxh64_digest(data)
-        digests.append(digest)
-        return digest
-
-    weighted = _weighted_counts(counts)
-    fingerprint = _package_simhash(weighted, hashed, digests.clear)
-    # the package hashes each feature once, after one probe call of its own
-    features = b"".join(digests[len(digests) - len(weighted) :])
-    return fingerprint, _minhash_of_hashes(np.frombuffer(features, dtype=">u8").astype(np.uint64))
+    return _package_simhash(
+        [(feature, count.bit_length()) for feature, count in counts.items() if count > 0]
+    )
 
 
 def feature_weight(count: int) -> int:
@@ -630,11 +603,10 @@ def feature_weight(count: int) -> int:
 def minhash_of_features(features: Iterable[str]) -> bytes:
     """Return the :data:`MINHASH_BYTES`-byte MinHash signature of a set of features.
 
-    - One-permutation MinHash: each feature is hashed once (the SimHash's XXH64, remixed:
-      :func:`simhash_and_minhash` hashes a feature once for both), the top bits of the
-      hash choose one of 64 bins and each bin keeps its smallest hash; a bin that no
-      feature fell into takes the value of the next filled bin, mixed with how far it is
-      (densification), so every byte means something.
+    - One-permutation MinHash: each feature is hashed once (XXH64, seeded apart from the
+      SimHash's), the top bits of the hash choose one of 64 bins and each bin keeps its
+      smallest hash; a bin that no feature fell into takes the value of the next filled
+      bin, mixed with how far it is (densification), so every byte means something.
     - One byte of each bin's minimum is kept (b-bit MinHash): two signatures agree on a
       byte with probability ``J + (1 - J) / 256`` for texts whose feature sets have the
       Jaccard similarity ``J``; :func:`estimated_jaccard` inverts it.
@@ -645,21 +617,15 @@ def minhash_of_features(features: Iterable[str]) -> bytes:
     (64, True)
     """
     hashes = np.fromiter(
-        (xxhash.xxh64_intdigest(feature.encode("utf-8", "replace")) for feature in features),
+        (
+            xxhash.xxh64_intdigest(feature.encode("utf-8", "surrogatepass"), _MINHASH_SEED)
+            for feature in features
+        ),
         dtype=np.uint64,
     )
-    return _minhash_of_hashes(hashes)
-
-
-def _minhash_of_hashes(hashes: NDArray[np.uint64]) -> bytes:
-    """The MinHash signature of features given by their XXH64 (the SimHash's feature
-    hash), remixed (SplitMix64's finalizer, a bijection) so that the bins and minimums
-    do not follow the bits the SimHash adds up."""
     if not hashes.size:
         return bytes(MINHASH_BYTES)
-    hashes = (hashes ^ (hashes >> np.uint64(30))) * _SPLITMIX_1
-    hashes = (hashes ^ (hashes >> np.uint64(27))) * _SPLITMIX_2
-    ordered = np.sort(hashes ^ (hashes >> np.uint64(31)))
+    ordered = np.sort(hashes)
     # the smallest hash of bin i is the first one at or above i << shift, if it is in bin i
     firsts = np.searchsorted(ordered, _MINHASH_BIN_STARTS)
     minimums = ordered[np.minimum(firsts, ordered.size - 1)]
@@ -882,7 +848,7 @@ def describe() -> dict[str, Any]:
         "weights": "1+floor(log2(count))",
         "numbers": "mask-dates-times-years-counters-keep-others-years-before-units-kept",
         "no_space_scripts": "spaces-deleted",
-        "minhash": f"one-permutation-xxh64-splitmix64-{MINHASH_BYTES}x8bit",
+        "minhash": f"one-permutation-xxh64-seed{_MINHASH_SEED}-{MINHASH_BYTES}x8bit",
         "numbers_signature": f"xxh64-seed{_NUMBERS_SEED}-runs-32bit-identifying-32bit-others",
         "page_size": f"chars-log2x{PAGE_SIZE_STEPS}",
     }

@@ -187,12 +187,12 @@ def fingerprint_text(
 
 def fingerprint_normalized(normalized: str) -> TextFingerprint:
     """Return the length, SimHash, content hash and MinHash of a text already normalized."""
-    fingerprint, minhash = fingerprints.simhash_and_minhash(fingerprints.text_features(normalized))
+    features = fingerprints.text_features(normalized)
     return TextFingerprint(
         normalized_length=len(normalized),
-        fingerprint=fingerprint,
+        fingerprint=fingerprints.simhash_of_counts(features),
         content_hash=fingerprints.content_hash(normalized),
-        minhash=minhash,
+        minhash=fingerprints.minhash_of_features(features),
         numbers=fingerprints.numbers_signature(normalized),
     )
 

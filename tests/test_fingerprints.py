@@ -41,8 +41,6 @@ from crawler.fingerprints import (
     numbers_conflict,
     numbers_signature,
     simhash,
-    simhash_and_minhash,
-    simhash_of_counts,
     simhash_of_features,
     simhash_of_normalized,
     text_features,
@@ -786,14 +784,6 @@ def test_minhash_estimates_jaccard_across_similarities() -> None:
         errors.append(abs(estimate - true_jaccard))
     assert max(errors) < 0.2
     assert sum(errors) / len(errors) < 0.08
-
-
-@pytest.mark.parametrize(
-    "text", ["", "test", "one", "the quick brown fox jumps over the dog " * 3, "系统在0发生异常"]
-)
-def test_simhash_and_minhash_hash_once_and_agree_with_each_alone(text: str) -> None:
-    counts = text_features(normalize_text(text))
-    assert simhash_and_minhash(counts) == (simhash_of_counts(counts), minhash_of_features(counts))
 
 
 def test_minhash_of_nothing_and_of_one_feature() -> None:
