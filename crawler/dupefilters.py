@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import shutil
 import time
 from collections import Counter
 from functools import partial
@@ -205,7 +206,25 @@ def _local_queue_frontier(settings: BaseSettings, signature: dict[str, Any]) -> 
     # scheduler methods as a subclass, scrapy-redis's included
     if ScrapyScheduler not in load_object(settings["SCHEDULER"]).__mro__:
         return None
-    return Frontier(state_dir, signature)
+    frontier = Frontier(state_dir, signature)
+    queue_dir = job_dir(settings)
+    if queue_dir and frontier.stopped_uncleanly():
+        _discard_scheduler_queue(Path(queue_dir) / "requests.queue")
+    return frontier
+
+
+def _discard_scheduler_queue(queue_dir: Path) -> None:
+    """Remove Scrapy's request queue left by a run that did not stop cleanly, before the
+    scheduler reads it: a kill can leave its files torn (the scheduler then fails on the
+    first request it queues), and the frontier schedules again every request it held."""
+    if not queue_dir.exists():
+        return
+    shutil.rmtree(queue_dir)
+    logger.info(
+        "Removed %(dir)s, Scrapy's request queue of a run that stopped uncleanly: the "
+        "requests it held are scheduled again from the frontier journal",
+        {"dir": queue_dir},
+    )
 
 
 def frontier_middleware_enabled(settings: BaseSettings) -> bool:

@@ -65,6 +65,13 @@ class Frontier:
             self.journal.append(_QUEUE_PERSISTED)
         return [record[1 + KEY_SIZE :] for record in pending.values()], queue_persisted
 
+    def stopped_uncleanly(self) -> bool:
+        """Whether the last run left requests journaled without a clean stop after them
+        (read-only: :meth:`open` is still to come). Scrapy's own request queue is then
+        not to be trusted: a kill can tear its files, and what it held is here."""
+        records = self.journal.read()
+        return bool(records) and records[-1][:1] != _QUEUE_PERSISTED
+
     def scheduled(self, key: bytes, serialized_request: bytes) -> None:
         self.journal.append(_SCHEDULED + key + serialized_request)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import pytest
+from scrapy.pqueues import _path_safe
 from scrapy.settings import Settings
 
 from crawler.dupefilters import url_rules_from_settings, url_signature
@@ -100,6 +101,27 @@ def test_kill_9_and_restart_downloads_every_page_once(demo_site_process_factory,
     # only pages whose download had started but whose callback had not finished
     assert downloaded_twice <= in_flight
     assert all(count <= 2 for count in by_resource.values())
+
+
+def test_a_scheduler_queue_torn_by_kill_9_loses_nothing(demo_site_process_factory, tmp_path):
+    """Scrapy's own request queue (JOBDIR/requests.queue) is not crash-safe: a kill can
+    leave a queue file without its header, and the scheduler then fails on the first
+    request it queues, so every request the frontier schedules again is lost. The next
+    start removes that queue and schedules its requests from the frontier journal."""
+    server = demo_site_process_factory()
+    resources = server.model().resources
+    command = crawl_command(server.url, tmp_path / "job", {})
+    kill_mid_crawl(server, command, after_hits=len(resources) // 3)
+    # what a kill while Scrapy creates a queue file leaves: the file of the downloader
+    # slot's priority-0 requests (where resumed requests go first), its header unwritten
+    slot_queue = tmp_path / "job" / "requests.queue" / _path_safe(urlsplit(server.url).hostname)
+    slot_queue.mkdir(parents=True, exist_ok=True)
+    (slot_queue / "0").write_bytes(b"\x00\x00")
+
+    log = run_scrapy(command)
+    assert "Traceback" not in log
+    assert "Scrapy's request queue of a run that stopped uncleanly" in log
+    assert set(server.hits()["by_resource"]) == resources  # nothing lost
 
 
 def test_stock_scrapy_loses_or_repeats_pages_after_kill_9(demo_site_process_factory, tmp_path):
