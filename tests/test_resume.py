@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import time
+from collections import Counter
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -101,6 +102,32 @@ def test_kill_9_and_restart_downloads_every_page_once(demo_site_process_factory,
     # only pages whose download had started but whose callback had not finished
     assert downloaded_twice <= in_flight
     assert all(count <= 2 for count in by_resource.values())
+
+
+def test_ten_kills_lose_no_page_and_repeat_only_work_in_flight(demo_site_process_factory, tmp_path):
+    """kill -9 ten times across one crawl, then let it finish: every page is downloaded,
+    and a page is downloaded again only as often as a kill caught it in flight
+    (downloaded, its links not yet all scheduled), the start page once a run."""
+    server = demo_site_process_factory()
+    model = server.model()
+    resources = model.resources
+    jobdir = tmp_path / "job"
+    command = crawl_command(server.url, jobdir, {"DEDUP_CONTENT_WORKERS": "0"})
+    caught_in_flight: Counter[str] = Counter()
+    kills = 10
+    for _ in range(kills):
+        at_kill = kill_mid_crawl(server, command, after_hits=server.hits()["total"] + 3)
+        caught_in_flight.update(pending_resources(server, jobdir) & set(at_kill["by_resource"]))
+
+    log = run_scrapy(command)
+    assert "Traceback" not in log
+    by_resource = server.hits()["by_resource"]
+    assert set(by_resource) == resources  # nothing lost
+    start_page = model.resolve("/").resource_id
+    for resource, downloads in by_resource.items():
+        runs = kills + 1 if resource == start_page else 1
+        assert downloads <= runs + caught_in_flight[resource], resource
+    assert sum(by_resource.values()) < 2 * len(resources)  # not every page again
 
 
 def test_a_scheduler_queue_torn_by_kill_9_loses_nothing(demo_site_process_factory, tmp_path):
