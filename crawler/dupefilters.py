@@ -12,6 +12,7 @@ by hand::
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import shutil
 import time
@@ -86,9 +87,27 @@ def url_rules_from_settings(settings: BaseSettings) -> UrlRules:
 
 
 def state_dir_from_settings(settings: BaseSettings) -> Path | None:
-    """``DEDUP_STATE_DIR``, else ``JOBDIR``, else ``None`` (memory only)."""
+    """``DEDUP_STATE_DIR``, else ``JOBDIR``, else ``None`` (memory only).
+
+    A path that is a file, or a directory this process cannot write to, raises
+    :exc:`ValueError` naming the setting, before the crawl starts.
+    """
+    name = "DEDUP_STATE_DIR" if settings.get("DEDUP_STATE_DIR") else "JOBDIR"
     state_dir = settings.get("DEDUP_STATE_DIR") or job_dir(settings)
-    return Path(state_dir) if state_dir else None
+    if not state_dir:
+        return None
+    path = Path(state_dir)
+    if path.exists() and not path.is_dir():
+        raise ValueError(
+            f"{name}={state_dir!r} is a file; dedup keeps its state in a directory: point "
+            f"{name} at a directory (it is created if missing)"
+        )
+    if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(
+            f"{name}={state_dir!r} is not writable by this process; dedup appends to its "
+            f"journals there: point {name} at a writable directory"
+        )
+    return path
 
 
 def check_url_state_files(settings: BaseSettings) -> None:

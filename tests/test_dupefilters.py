@@ -13,6 +13,7 @@ from scrapy.utils.test import get_crawler
 from crawler import signals as dedup_signals
 from crawler.dupefilters import META_KEY, URLDupeFilter, request_to_dict
 from crawler.persistence import StateFileError
+from crawler.pipelines import NearDuplicatePipeline
 from tests.conftest import ManualClock
 
 BACKENDS = ["bloom", "memory"]
@@ -79,6 +80,16 @@ def test_state_dir_persists_across_instances(tmp_path, backend):
     assert not second.request_seen(Request("http://scrapytest.org/2"))
     second.close("finished")
     assert (tmp_path / "seen-urls.snapshot").exists()
+
+
+@pytest.mark.parametrize("setting", ["DEDUP_STATE_DIR", "JOBDIR"])
+def test_a_state_dir_that_is_a_file_is_refused_naming_the_setting(tmp_path, setting):
+    a_file = tmp_path / "state"
+    a_file.write_text("not a directory")
+    with pytest.raises(ValueError, match=f"{setting}=.*state' is a file"):
+        make_dupefilter({setting: str(a_file)})
+    with pytest.raises(ValueError, match=f"{setting}=.*state' is a file"):
+        build_from_crawler(NearDuplicatePipeline, get_crawler(Spider, {setting: str(a_file)}))
 
 
 def test_dedup_state_dir_wins_over_jobdir(tmp_path):
