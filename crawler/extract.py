@@ -35,9 +35,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-import trafilatura
 from charset_normalizer import from_bytes as detect_charsets
-from trafilatura.utils import load_html
 from w3lib.encoding import (
     html_body_declared_encoding,
     http_content_type_encoding,
@@ -62,6 +60,7 @@ __all__ = [
     "check_extractor",
     "decode_html",
     "extract",
+    "load_extractor",
     "main_text",
 ]
 
@@ -317,8 +316,20 @@ def _installed(extractor: str) -> bool:
     return importlib.util.find_spec(extractor) is not None
 
 
+def load_extractor(extractor: str) -> None:
+    """Import *extractor*'s package now rather than on the first page (which
+    :func:`extract` does on its own); :func:`check_extractor` says what it raises."""
+    check_extractor(extractor)
+    importlib.import_module(_PACKAGES[extractor])
+
+
 def _trafilatura_text(page: str, url: str | None) -> tuple[str, int]:
     """trafilatura's main text of *page*, and the characters of text the page holds."""
+    # imported here, as resiliparse is: a worker process of the other extractor is
+    # spared its import time and about 40 MiB
+    import trafilatura
+    from trafilatura.utils import load_html
+
     document: str | HtmlElement = _as_document(page)
     # parsed once, as trafilatura parses (it extracts from a copy of the tree)
     tree = load_html(document)
@@ -341,6 +352,10 @@ def _resiliparse_text(page: str, url: str | None) -> tuple[str, int]:
 
 
 _EXTRACT: Final = {"trafilatura": _trafilatura_text, "resiliparse": _resiliparse_text}
+_PACKAGES: Final[Mapping[str, str]] = {
+    "trafilatura": "trafilatura",
+    "resiliparse": "resiliparse.extract.html2text",
+}
 
 
 def _page_text_chars(tree: HtmlElement) -> int:

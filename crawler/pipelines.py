@@ -42,7 +42,7 @@ from crawler.dupefilters import (
     state_dir_from_settings,
     url_backend_from_settings,
 )
-from crawler.extract import check_extractor
+from crawler.extract import check_extractor, load_extractor
 from crawler.index.redis import RedisContentIndex
 from crawler.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.neardup import NearDuplicateDetector, rejection_reason
@@ -368,7 +368,15 @@ class NearDuplicatePipeline:
 
     def _new_processes(self) -> ProcessPoolExecutor:
         # spawn, not fork: a forked copy of a running reactor is no place for work
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        processes = ProcessPoolExecutor(
+            self.workers, mp_context=multiprocessing.get_context("spawn")
+        )
+        # the pool starts a process per task it is given: start them all now, importing
+        # the extractor, while the first pages download
+        extractor = self.detector.extractor or defaults.DEDUP_EXTRACTOR
+        for _ in range(self.workers):
+            processes.submit(load_extractor, extractor)
+        return processes
 
     def _replace_processes(self, stuck: ProcessPoolExecutor) -> None:
         """New worker processes for later pages; the old ones are killed, the one stuck on

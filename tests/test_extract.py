@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import trafilatura
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -127,7 +128,7 @@ def test_extract_reports_ok_and_the_encoding() -> None:
 
 def test_the_options_exclude_comments() -> None:
     assert TRAFILATURA_OPTIONS["include_comments"] is False
-    with_comments = crawler.extract.trafilatura.extract(
+    with_comments = trafilatura.extract(
         article_page(), **{**TRAFILATURA_OPTIONS, "include_comments": True}
     )
     assert COMMENTS[0] in with_comments  # so the page does have comments to drop
@@ -377,7 +378,7 @@ def test_an_error_inside_trafilatura_falls_back_to_resiliparse(
     def explode(*args: object, **kwargs: object) -> str:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(crawler.extract.trafilatura, "extract", explode)
+    monkeypatch.setattr(trafilatura, "extract", explode)
     with caplog.at_level(logging.DEBUG, logger="crawler.extract"):
         result = extract(article_page().encode(), url="https://news.example/bridge")
     assert (result.status, result.fallback) == ("ok", True)
@@ -393,7 +394,7 @@ def test_an_error_inside_both_extractors_is_reported_as_failed(
     def explode(*args: object, **kwargs: object) -> str:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(crawler.extract.trafilatura, "extract", explode)
+    monkeypatch.setattr(trafilatura, "extract", explode)
     monkeypatch.setitem(crawler.extract._EXTRACT, "resiliparse", explode)
     with caplog.at_level(logging.DEBUG, logger="crawler.extract"):
         result = extract(article_page().encode(), url="https://news.example/bridge")
@@ -408,7 +409,7 @@ def test_without_the_other_extractor_an_error_is_failed(monkeypatch: pytest.Monk
     def explode(*args: object, **kwargs: object) -> str:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(crawler.extract.trafilatura, "extract", explode)
+    monkeypatch.setattr(trafilatura, "extract", explode)
     monkeypatch.setattr(crawler.extract, "_installed", lambda name: name == "trafilatura")
     assert extract(article_page().encode()) == Extraction("", "failed", "utf-8")
 

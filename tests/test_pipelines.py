@@ -3,8 +3,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import multiprocessing
 import os
 import re
+import sys
 import time
 
 import pytest
@@ -175,7 +177,7 @@ def test_a_page_trafilatura_cannot_read_is_extracted_by_resiliparse(monkeypatch)
     def explode(*args, **kwargs):
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(crawler.extract.trafilatura, "extract", explode)
+    monkeypatch.setattr("trafilatura.extract", explode)
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
     process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
@@ -319,6 +321,36 @@ def test_content_workers_are_one_per_core_unless_set():
     for wrong in (-1, "many"):
         with pytest.raises(ValueError, match=f"DEDUP_CONTENT_WORKERS={wrong!r}"):
             built({"DEDUP_CONTENT_WORKERS": wrong})
+
+
+def imported(module: str) -> bool:
+    return module in sys.modules
+
+
+@pytest.mark.parametrize(
+    ("extractor", "loaded", "not_loaded"),
+    [("trafilatura", "trafilatura", "resiliparse"), ("resiliparse", "resiliparse", "trafilatura")],
+)
+def test_worker_processes_start_with_the_spider_and_load_only_the_chosen_extractor(
+    extractor, loaded, not_loaded
+):
+    earlier = set(multiprocessing.active_children())
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 2, "DEDUP_EXTRACTOR": extractor})
+
+    def workers() -> set:
+        return set(multiprocessing.active_children()) - earlier
+
+    try:
+        deadline = time.monotonic() + 30
+        while len(workers()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(workers()) == 2  # before any item
+        answers = [pipeline._processes.submit(imported, loaded) for _ in range(4)]
+        assert all(answer.result() for answer in answers)
+        assert not pipeline._processes.submit(imported, not_loaded).result()
+    finally:
+        pipeline.close_spider()
+    assert not workers()
 
 
 def test_the_items_waiting_for_extraction_at_most_are_counted():
