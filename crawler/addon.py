@@ -5,7 +5,9 @@
 It applies every ``DEDUP_*`` default and enables the components (URL
 dupefilter, frontier middleware, item-key and content pipelines, periodic log
 line) at add-on priority, so settings written in the project (or on the
-command line) win; ``EXTENSIONS = {"crawler.extensions.DedupLogStats": None}``
+command line) win; JSON lines feeds are written by
+:class:`crawler.exporters.FlushingJsonLinesItemExporter` unless ``FEED_EXPORTERS``
+names an exporter for them; ``EXTENSIONS = {"crawler.extensions.DedupLogStats": None}``
 switches the log line off.
 
 Each level can be switched off without removing the add-on:
@@ -18,7 +20,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy.settings import SETTINGS_PRIORITIES
+
 from crawler import defaults
+from crawler.exporters import JSON_LINES_FORMATS, FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
 from crawler.middlewares import FrontierMiddleware
 from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
@@ -61,3 +66,9 @@ class DedupAddon:
         settings.setdefault_in_component_priority_dict(
             "EXTENSIONS", DedupLogStats, LOG_STATS_EXTENSION_ORDER
         )
+        # a request counts as done once its items are exported: they must then be in the file
+        exporters = settings.getdict("FEED_EXPORTERS")
+        for feed_format in JSON_LINES_FORMATS:
+            exporters.setdefault(feed_format, FlushingJsonLinesItemExporter)
+        priority = max(settings.getpriority("FEED_EXPORTERS") or 0, SETTINGS_PRIORITIES["addon"])
+        settings.set("FEED_EXPORTERS", exporters, priority=priority)

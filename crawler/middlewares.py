@@ -4,10 +4,12 @@
 middleware (the add-on enables it as both). It sends
 :data:`crawler.signals.request_finished` for a request once
 
-* its callback's output was consumed **and** every request in that output
-  reached the scheduler (Scrapy consumes callback output ahead of processing
-  it, so the end of the output alone is too early: a kill then would lose the
-  requests not yet scheduled); or
+* its callback's output was consumed, every request in that output reached
+  the scheduler (Scrapy consumes callback output ahead of processing it, so
+  the end of the output alone is too early: a kill then would lose the
+  requests not yet scheduled) **and** every item in it left the item
+  pipelines (scraped, and written by the feed exports, which write on the
+  same signal; or dropped, or failed); or
 * its download failed for good, or a downloader middleware dropped it.
 
 A request with a child the dupefilter could neither check nor schedule
@@ -15,7 +17,10 @@ A request with a child the dupefilter could neither check nor schedule
 finished, so it is crawled again and finds that child again.
 
 Requests not finished when a crawl is killed are scheduled again at the next
-start, so a request is never reported finished before its children are safe.
+start, so a request is never reported finished before its children and its
+items are safe. An item that a later spider middleware filters out never
+reaches the pipelines: its request stays unfinished, and a restart crawls it
+again.
 """
 
 from __future__ import annotations
@@ -45,11 +50,18 @@ META_UNCHECKED = "dedup_unchecked"
 class _Parent:
     """A request whose callback output is being consumed."""
 
-    __slots__ = ("child_held_back", "output_consumed", "request", "unscheduled_children")
+    __slots__ = (
+        "child_held_back",
+        "output_consumed",
+        "request",
+        "unscheduled_children",
+        "unsettled_items",
+    )
 
     def __init__(self, request: Request) -> None:
         self.request = request
         self.unscheduled_children = 0
+        self.unsettled_items = 0
         self.output_consumed = False
         self.child_held_back = False
 
@@ -58,7 +70,16 @@ class FrontierMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self._parent_of: weakref.WeakKeyDictionary[Request, _Parent] = weakref.WeakKeyDictionary()
+        self._parent_of_items: weakref.WeakKeyDictionary[Response, _Parent] = (
+            weakref.WeakKeyDictionary()
+        )
         crawler.signals.connect(self._child_scheduled, signal=scrapy_signals.request_scheduled)
+        for item_left in (
+            scrapy_signals.item_scraped,
+            scrapy_signals.item_dropped,
+            scrapy_signals.item_error,
+        ):
+            crawler.signals.connect(self._item_left, signal=item_left)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -72,14 +93,34 @@ class FrontierMiddleware:
     def _finished(self, request: Request) -> None:
         self.crawler.signals.send_catch_log(signal=signals.request_finished, request=request)
 
-    def _track(self, parent: _Parent, output: Any) -> None:
+    def _track(self, response: Response, parent: _Parent, output: Any) -> None:
         if isinstance(output, Request):
             parent.unscheduled_children += 1
             self._parent_of[output] = parent
+        elif output is not None:
+            parent.unsettled_items += 1
+            self._parent_of_items[response] = parent
 
     def _output_consumed(self, parent: _Parent) -> None:
         parent.output_consumed = True
-        if not parent.unscheduled_children:
+        self._finish_if_settled(parent)
+
+    def _item_left(self, response: Response | None = None, **kwargs: Any) -> None:
+        parent = self._parent_of_items.get(response) if response is not None else None
+        if parent is not None:
+            # after the other receivers of this signal: the feed exports write the item
+            call_later(0, self._item_settled, parent)
+
+    def _item_settled(self, parent: _Parent) -> None:
+        parent.unsettled_items -= 1
+        self._finish_if_settled(parent)
+
+    def _finish_if_settled(self, parent: _Parent) -> None:
+        if (
+            parent.output_consumed
+            and not parent.unscheduled_children
+            and not parent.unsettled_items
+        ):
             self._finish_parent(parent)
 
     def _child_scheduled(self, request: Request) -> None:
@@ -94,8 +135,7 @@ class FrontierMiddleware:
         parent.unscheduled_children -= 1
         if child.meta.get(META_UNCHECKED):
             parent.child_held_back = True
-        if parent.output_consumed and not parent.unscheduled_children:
-            self._finish_parent(parent)
+        self._finish_if_settled(parent)
 
     def _finish_parent(self, parent: _Parent) -> None:
         if parent.child_held_back:
@@ -110,7 +150,7 @@ class FrontierMiddleware:
         parent = _Parent(response.request)  # type: ignore[arg-type]
         try:
             for output in result:
-                self._track(parent, output)
+                self._track(response, parent, output)
                 yield output
         finally:
             self._output_consumed(parent)
@@ -121,7 +161,7 @@ class FrontierMiddleware:
         parent = _Parent(response.request)  # type: ignore[arg-type]
         try:
             async for output in result:
-                self._track(parent, output)
+                self._track(response, parent, output)
                 yield output
         finally:
             self._output_consumed(parent)

@@ -8,6 +8,7 @@ from scrapy.utils.test import get_crawler
 from crawler import defaults
 from crawler.addon import DedupAddon
 from crawler.dupefilters import URLDupeFilter
+from crawler.exporters import FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
 from crawler.middlewares import FrontierMiddleware
 from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
@@ -53,6 +54,21 @@ def test_project_settings_win_over_the_addon():
     assert settings["DEDUP_URL_BACKEND"] == "memory"
     assert settings["DUPEFILTER_CLASS"] == "scrapy.dupefilters.RFPDupeFilter"
     assert settings.getdict("SPIDER_MIDDLEWARES") == {"crawler.middlewares.FrontierMiddleware": 10}
+
+
+def test_json_lines_feeds_are_flushed_unless_the_project_names_an_exporter():
+    flushing = FlushingJsonLinesItemExporter
+    assert applied_settings({}).getdict("FEED_EXPORTERS") == {
+        "jsonlines": flushing,
+        "jsonl": flushing,
+        "jl": flushing,
+    }
+    settings = applied_settings({"FEED_EXPORTERS": {"jl": "myproject.exporters.Lines"}})
+    assert settings.getdict("FEED_EXPORTERS") == {
+        "jsonlines": flushing,
+        "jsonl": flushing,
+        "jl": "myproject.exporters.Lines",
+    }
 
 
 def test_project_can_switch_the_log_line_off():

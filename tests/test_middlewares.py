@@ -50,3 +50,34 @@ def test_a_parent_with_a_child_held_back_unchecked_stays_unfinished():
     """Redis away under DEDUP_REDIS_ON_ERROR = "stop": the child was neither recorded
     nor scheduled; the parent must be crawled again to find it again."""
     assert finished_requests_after([{}, {META_UNCHECKED: True}]) == []
+
+
+def test_a_parent_finishes_once_every_item_of_it_left_the_pipelines():
+    """Until then a kill must leave it unfinished: its items may not be in the feed."""
+
+    async def body() -> list[list[str]]:
+        crawler = get_crawler(NamedSpider)
+        middleware = FrontierMiddleware.from_crawler(crawler)
+        finished: list[str] = []
+
+        def record(request: Request) -> None:
+            finished.append(request.url)
+
+        crawler.signals.connect(record, signal=dedup_signals.request_finished)
+        parent = Request("http://a.test/parent")
+        response = HtmlResponse(parent.url, body=b"<html></html>", request=parent)
+        items = [{"n": n} for n in range(3)]
+        for _ in middleware.process_spider_output(response, items):
+            pass
+        seen = []
+        for item, left in zip(
+            items, (signals.item_scraped, signals.item_dropped, signals.item_error), strict=True
+        ):
+            await asyncio.sleep(0.01)
+            seen.append(list(finished))
+            crawler.signals.send_catch_log(left, item=item, response=response, spider=None)
+        await asyncio.sleep(0.01)
+        seen.append(list(finished))
+        return seen
+
+    assert asyncio.run(body()) == [[], [], [], ["http://a.test/parent"]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import re
@@ -23,6 +24,7 @@ from crawler.stores.bloom import BloomSeenSet
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from crawler.demo.site import DemoSite
     from tests.conftest import DemoSiteProcess
 
 from tests.conftest import REPO_ROOT, _child_env, run_scrapy, scrapy_crawl_command
@@ -64,6 +66,21 @@ def kill_mid_crawl(server: DemoSiteProcess, command: list[str], after_hits: int)
         process.wait()
     assert process.returncode == -signal.SIGKILL
     return server.hits()
+
+
+def html_pages(site: DemoSite) -> set[str]:
+    return {resource for resource in site.resources if site.resolve(resource).is_html}
+
+
+def exported_resources(site: DemoSite, feed: Path) -> list[str]:
+    """The resource of each item in *feed*, a JSON lines file, in order."""
+    resources = []
+    for line in feed.read_text("utf-8").splitlines():
+        parts = urlsplit(json.loads(line)["url"])
+        resource = site.resolve(parts.path + (f"?{parts.query}" if parts.query else ""))
+        assert resource.resource_id is not None, line
+        resources.append(resource.resource_id)
+    return resources
 
 
 def pending_resources(server: DemoSiteProcess, jobdir: Path) -> set[str]:
@@ -112,7 +129,9 @@ def test_ten_kills_lose_no_page_and_repeat_only_work_in_flight(demo_site_process
     model = server.model()
     resources = model.resources
     jobdir = tmp_path / "job"
+    output = tmp_path / "items.jsonl"
     command = crawl_command(server.url, jobdir, {"DEDUP_CONTENT_WORKERS": "0"})
+    command += ["-o", str(output)]  # each run appends
     caught_in_flight: Counter[str] = Counter()
     kills = 10
     for _ in range(kills):
@@ -128,6 +147,16 @@ def test_ten_kills_lose_no_page_and_repeat_only_work_in_flight(demo_site_process
         runs = kills + 1 if resource == start_page else 1
         assert downloads <= runs + caught_in_flight[resource], resource
     assert sum(by_resource.values()) < 2 * len(resources)  # not every page again
+
+    # every article in the feed once: the page itself, or one copy of it kept in its place
+    # when the kill had taken the article's item before it was written
+    articles = {model.near_duplicates.get(page, page) for page in html_pages(model)}
+    exported = Counter(
+        model.near_duplicates.get(resource, resource)
+        for resource in exported_resources(model, output)
+    )
+    assert set(exported) == articles
+    assert [article for article, times in exported.items() if times > 1] == []
 
 
 def test_a_scheduler_queue_torn_by_kill_9_loses_nothing(demo_site_process_factory, tmp_path):
