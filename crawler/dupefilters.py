@@ -37,6 +37,7 @@ from crawler.generations import Generations
 from crawler.middlewares import META_UNCHECKED, FrontierMiddleware
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.request_keys import KEY_VERSION, request_key
+from crawler.state_lock import check_state_dir_free, lock_state_dir, unlock_state_dir
 from crawler.stores.bloom import BloomSeenSet
 from crawler.stores.generational import GenerationalSeenSet
 from crawler.stores.journaled import JournaledSeenStore, check_state_files
@@ -86,13 +87,20 @@ def url_rules_from_settings(settings: BaseSettings) -> UrlRules:
     )
 
 
-def state_dir_from_settings(settings: BaseSettings) -> Path | None:
+def state_dir_setting(settings: BaseSettings) -> str:
+    """The name of the setting the state directory comes from."""
+    return "DEDUP_STATE_DIR" if settings.get("DEDUP_STATE_DIR") else "JOBDIR"
+
+
+def state_dir_from_settings(settings: BaseSettings, *, check_free: bool = True) -> Path | None:
     """``DEDUP_STATE_DIR``, else ``JOBDIR``, else ``None`` (memory only).
 
     A path that is a file, or a directory this process cannot write to, raises
-    :exc:`ValueError` naming the setting, before the crawl starts.
+    :exc:`ValueError` naming the setting, before the crawl starts; a directory that
+    another crawl holds (:mod:`crawler.state_lock`) raises
+    :class:`~crawler.state_lock.StateDirInUseError`, unless *check_free* is false.
     """
-    name = "DEDUP_STATE_DIR" if settings.get("DEDUP_STATE_DIR") else "JOBDIR"
+    name = state_dir_setting(settings)
     state_dir = settings.get("DEDUP_STATE_DIR") or job_dir(settings)
     if not state_dir:
         return None
@@ -107,6 +115,8 @@ def state_dir_from_settings(settings: BaseSettings) -> Path | None:
             f"{name}={state_dir!r} is not writable by this process; dedup appends to its "
             f"journals there: point {name} at a writable directory"
         )
+    if check_free:
+        check_state_dir_free(path, name)
     return path
 
 
@@ -338,6 +348,7 @@ class URLDupeFilter(BaseDupeFilter):
         self._fill_warned = False
         self._growth_warned = False
         self._opened = False
+        self._state_dir: Path | None = None
         self._ready = False
         self._closed = False
         self._spider_opened = False
@@ -418,6 +429,10 @@ class URLDupeFilter(BaseDupeFilter):
         if self._opened:
             return
         self._opened = True
+        if self.frontier is not None or isinstance(self.seen, JournaledSeenStore):
+            self._state_dir = state_dir_from_settings(self.crawler.settings, check_free=False)
+            if self._state_dir is not None:
+                lock_state_dir(self._state_dir, state_dir_setting(self.crawler.settings))
         # scrapy-redis's scheduler never calls close()
         self.crawler.signals.connect(self._spider_closed, signal=scrapy_signals.spider_closed)
         if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
@@ -468,6 +483,14 @@ class URLDupeFilter(BaseDupeFilter):
         self.close(reason)
 
     def close(self, reason: str) -> None:
+        try:
+            self._close(reason)
+        finally:
+            if self._state_dir is not None:
+                unlock_state_dir(self._state_dir)
+                self._state_dir = None
+
+    def _close(self, reason: str) -> None:
         if not self._ready or self._closed:
             return  # open() failed: leave the state directory as it was
         self._closed = True

@@ -40,6 +40,7 @@ from crawler.dupefilters import (
     redis_seen_store,
     seen_set_factory,
     state_dir_from_settings,
+    state_dir_setting,
     url_backend_from_settings,
 )
 from crawler.extract import check_extractor, load_extractor
@@ -48,6 +49,7 @@ from crawler.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.neardup import NearDuplicateDetector, rejection_reason
 from crawler.pages import PageFingerprint, fingerprint_page
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
+from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
 
@@ -117,6 +119,7 @@ class NearDuplicatePipeline:
         self.workers = (os.cpu_count() or 1) if workers is None else workers
         self.extract_timeout = extract_timeout
         self._processes: ProcessPoolExecutor | None = None
+        self._locked = False
         self._processes_lock = threading.Lock()
         self.counts: dict[str, int] = {
             "unique": 0,
@@ -198,6 +201,8 @@ class NearDuplicatePipeline:
                 },
             )
         elif self.state_dir is not None:
+            lock_state_dir(self.state_dir, state_dir_setting(self.crawler.settings))
+            self._locked = True
             self.detector.open(self.state_dir)
             logger.info(
                 "Content dedup state in %(dir)s: %(count)d documents from earlier runs",
@@ -212,6 +217,9 @@ class NearDuplicatePipeline:
         if self._processes is not None:
             self._processes.shutdown(wait=True, cancel_futures=True)
         self.detector.close()
+        if self._locked and self.state_dir is not None:
+            unlock_state_dir(self.state_dir)
+            self._locked = False
         if self._audit is not None:
             self._audit.close()
         logger.info("%(summary)s", {"summary": self.summary()})
@@ -554,6 +562,7 @@ class ItemKeyPipeline:
         self._audit: AuditLog | None = None
         self._missing_warned: set[str] = set()
         self._closing_for_redis = False
+        self._state_dir: Path | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -589,6 +598,8 @@ class ItemKeyPipeline:
         if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
             self.seen.open(item_signature(self.fields, self.seen))
         elif isinstance(self.seen, JournaledSeenStore):
+            self._state_dir = self.seen.snapshot_path.parent
+            lock_state_dir(self._state_dir, state_dir_setting(self.crawler.settings))
             self.seen.open()
         if self.audit_path is not None:
             self._audit = AuditLog(self.audit_path)
@@ -598,6 +609,14 @@ class ItemKeyPipeline:
         )
 
     def close_spider(self) -> None:
+        try:
+            self._close()
+        finally:
+            if self._state_dir is not None:
+                unlock_state_dir(self._state_dir)
+                self._state_dir = None
+
+    def _close(self) -> None:
         if self._audit is not None:
             self._audit.close()
         try:

@@ -138,6 +138,7 @@ def test_close_summary_and_state_files(dedup_crawl: DedupCrawl, demo_site_model:
     assert sorted(path.name for path in state_dir.iterdir()) == [
         "content-index.journal",
         "content-index.snapshot",
+        "crawl.lock",
         "frontier.journal",
         "seen-urls.journal",
         "seen-urls.snapshot",

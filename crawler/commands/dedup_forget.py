@@ -22,13 +22,13 @@ from crawler.commands.stores import (
     project_url_signature,
     redis_signature,
     spider_settings,
-    state_dir_setting,
 )
 from crawler.dupefilters import (
     REDIS_BACKENDS,
     redis_seen_store,
     seen_set_factory,
     state_dir_from_settings,
+    state_dir_setting,
     url_backend_from_settings,
     url_rules_from_settings,
 )
@@ -36,6 +36,7 @@ from crawler.open_files import processes_holding
 from crawler.persistence import StateFileError, read_header, signature_difference
 from crawler.redis_access import RedisUnavailable, redact
 from crawler.request_keys import request_key
+from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.redis import RedisSetSeenStore
 from crawler.urls import UrlCanonicalizer
@@ -147,7 +148,7 @@ def _forget_in_redis(settings: BaseSettings, spider_name: str, keys: list[bytes]
 
 
 def _forget_in_state_dir(settings: BaseSettings, keys: list[bytes]) -> list[bool]:
-    state_dir = state_dir_from_settings(settings)
+    state_dir = state_dir_from_settings(settings, check_free=False)
     if state_dir is None:
         raise CannotForget(
             "DEDUP_URL_BACKEND = 'memory' without DEDUP_STATE_DIR or JOBDIR keeps the seen "
@@ -172,11 +173,15 @@ def _forget_in_state_dir(settings: BaseSettings, keys: list[bytes]) -> list[bool
                 f"{path.name} open): stop it first, then forget"
             )
     _check_signature(str(state_dir), header.get("signature", {}), store.signature)
-    store.open()
+    lock_state_dir(state_dir, state_dir_setting(settings))  # no crawl starts meanwhile
     try:
-        removed = [store.discard(key) for key in keys]
+        store.open()
+        try:
+            removed = [store.discard(key) for key in keys]
+        finally:
+            store.close()  # snapshot (atomic replace), then an empty journal
     finally:
-        store.close()  # snapshot (atomic replace), then an empty journal
+        unlock_state_dir(state_dir)
     return removed
 
 

@@ -24,13 +24,13 @@ from crawler.commands.stores import (
     read_local_seen_store,
     redis_signature,
     spider_settings,
-    state_dir_setting,
 )
 from crawler.dupefilters import (
     REDIS_BACKENDS,
     redis_seen_store,
     seen_set_factory,
     state_dir_from_settings,
+    state_dir_setting,
     url_backend_from_settings,
 )
 from crawler.index.redis import RedisContentIndex
@@ -99,7 +99,7 @@ def inspect_state(settings: BaseSettings, spider_name: str) -> dict[str, Any]:
     backend = url_backend_from_settings(settings)
     if backend in REDIS_BACKENDS:
         return {"spider": spider_name, **_inspect_redis(settings, spider_name, backend)}
-    state_dir = state_dir_from_settings(settings)
+    state_dir = state_dir_from_settings(settings, check_free=False)
     if state_dir is None:
         raise StateNotFound(
             f"DEDUP_URL_BACKEND = {backend!r} keeps no state to inspect: neither "

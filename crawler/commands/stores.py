@@ -62,11 +62,6 @@ def spider_settings(settings: BaseSettings, spider_name: str | None) -> tuple[Ba
     return spider_copy, spider_name
 
 
-def state_dir_setting(settings: BaseSettings) -> str:
-    """The name of the setting the state directory comes from."""
-    return "DEDUP_STATE_DIR" if settings.get("DEDUP_STATE_DIR") else "JOBDIR"
-
-
 def project_url_signature(settings: BaseSettings, store: Any) -> dict[str, Any]:
     """The rules signature a crawl with *settings* would give *store*, as read
     back from a state file or Redis (JSON)."""
