@@ -263,3 +263,45 @@ def test_a_deleted_state_file_is_refused_not_reset(demo_site_process_factory, tm
     assert "Spider opened" not in completed.stderr
     assert completed.stderr.count("Traceback") == 1
     assert server.hits()["total"] == 0
+
+
+@pytest.mark.parametrize("content_dedup", [True, False])
+def test_a_second_crawl_on_the_same_jobdir_is_refused(
+    demo_site_process_factory, tmp_path, content_dedup
+):
+    """Two crawls on one JOBDIR would append to the same journals (and the second would
+    remove Scrapy's request queue, which the first is using): the second stops before its
+    spider opens, naming the setting and the process; the first goes on and loses nothing.
+    Without the content level, the URL level alone holds the directory."""
+    server = demo_site_process_factory()
+    resources = server.model().resources
+    extra = {} if content_dedup else {"DEDUP_CONTENT_ENABLED": "False"}
+    command = crawl_command(server.url, tmp_path / "job", extra)
+    slow = crawl_command(server.url, tmp_path / "job", {**extra, "DOWNLOAD_DELAY": "0.2"})
+    first = subprocess.Popen(
+        slow, cwd=REPO_ROOT, env=_child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while server.hits()["total"] < 3:
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        second = subprocess.run(
+            command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
+        )
+        assert first.poll() is None, "the first crawl ended before the second started"
+    finally:
+        _, first_log = first.communicate(timeout=120)
+    assert second.returncode != 0
+    assert re.search(
+        rf"StateDirInUseError: {re.escape(str(tmp_path / 'job'))} is in use by another crawl "
+        rf"\(process {first.pid}\): two crawls writing one JOBDIR",
+        second.stderr,
+    )
+    assert "Spider opened" not in second.stderr
+    assert second.stderr.count("Traceback") == 1
+    assert first.returncode == 0, first_log.decode()[-3000:]
+    by_resource = server.hits()["by_resource"]
+    assert set(by_resource) == resources
+    assert all(count == 1 for count in by_resource.values())
+    run_scrapy(command)  # the directory is free again once the first crawl ended
