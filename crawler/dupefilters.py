@@ -242,6 +242,19 @@ def _local_queue_frontier(settings: BaseSettings, signature: dict[str, Any]) -> 
     return frontier
 
 
+def _compacting(close: Callable[..., None], **kwargs: Any) -> None:
+    """Run a local store's *close* (a snapshot, or a compacted journal); when the
+    disk refuses the write, say so: the journal it was to replace keeps everything."""
+    try:
+        close(**kwargs)
+    except OSError as exc:
+        logger.error(
+            "Cannot compact the dedup state at close (%(error)s): its journals keep "
+            "everything recorded, and the next start reads them",
+            {"error": exc},
+        )
+
+
 def _discard_scheduler_queue(queue_dir: Path) -> None:
     """Remove Scrapy's request queue left by a run that did not stop cleanly, before the
     scheduler reads it: a kill can leave its files torn (the scheduler then fails on the
@@ -354,6 +367,7 @@ class URLDupeFilter(BaseDupeFilter):
         self._spider_opened = False
         self.redis_error_policy = defaults.DEDUP_REDIS_ON_ERROR
         self._closing_for_redis = False
+        self._closing_for_state = False
         self._unchecked: Request | None = None
         self._redis_down_until = 0.0
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
@@ -495,13 +509,14 @@ class URLDupeFilter(BaseDupeFilter):
             return  # open() failed: leave the state directory as it was
         self._closed = True
         if self.frontier is not None:
-            self.frontier.close(
+            _compacting(
+                self.frontier.close,
                 crawl_finished=reason == "finished",
                 queue_persisted=bool(job_dir(self.crawler.settings)),
             )
         if isinstance(self.seen, JournaledSeenStore):
             self._update_store_stats()
-            self.seen.close()
+            _compacting(self.seen.close)
             logger.info("%(summary)s", {"summary": self.summary()})
             return
         try:
@@ -561,6 +576,8 @@ class URLDupeFilter(BaseDupeFilter):
             # do not block the reactor on every request while Redis is away
             self._redis_down_until = time.monotonic() + REDIS_RETRY_PAUSE
             return not self._let_through_without_redis(request, exc)
+        except OSError as exc:
+            return self._hold_back_unrecorded(request, exc)
         if added:
             self.new_urls += 1
             if not self.new_urls % 1000:
@@ -619,6 +636,38 @@ class URLDupeFilter(BaseDupeFilter):
         self._unchecked = request
         return False
 
+    def _hold_back_unrecorded(self, request: Request, error: OSError) -> bool:
+        """The state directory cannot be written (full, or read-only): *request* is
+        held back, unscheduled, and its parent stays unfinished, so that a restart
+        finds it again; the spider closes. Returns ``True`` (not to be crawled)."""
+        self.stats.inc_value("dedup/url/unrecorded")
+        request.meta[META_UNCHECKED] = True
+        self._unchecked = request
+        self._state_unwritable(error)
+        return True
+
+    def _state_unwritable(self, error: OSError) -> None:
+        if self._closing_for_state:
+            return
+        self._closing_for_state = True
+        settings = self.crawler.settings
+        logger.error(
+            "Cannot write the dedup state in %(dir)s (%(setting)s): %(error)s; closing the "
+            "spider. Requests met meanwhile are not crawled: a restart with room to write "
+            "crawls them",
+            {
+                "dir": state_dir_from_settings(settings, check_free=False),
+                "setting": state_dir_setting(settings),
+                "error": error,
+            },
+        )
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # no crawl running (a dupefilter used on its own)
+            engine = None
+        if engine is not None:
+            deferred_from_coro(engine.close_spider_async(reason="dedup_state_unwritable"))
+
     @staticmethod
     def _is_redirect(request: Request) -> bool:
         """Whether *request* is a redirect of a request this filter recorded."""
@@ -663,7 +712,10 @@ class URLDupeFilter(BaseDupeFilter):
     def _request_finished(self, request: Request) -> None:
         key = request.meta.get(META_KEY)
         if self.frontier is not None and key is not None:
-            self.frontier.finished(key)
+            try:
+                self.frontier.finished(key)
+            except OSError as exc:  # left unfinished: a restart crawls it again
+                self._state_unwritable(exc)
 
     #: ``DEDUP_AUDIT_FILE``, opened at the first filtered request; ``None``: no audit.
     _audit: AuditLog | None = None

@@ -87,8 +87,10 @@ class Frontier:
         """
         if not self.journal.is_open:
             return
-        if crawl_finished:
-            self.journal.restart()
-        elif queue_persisted:
-            self.journal.append(_QUEUE_PERSISTED)
-        self.journal.close()
+        try:
+            if crawl_finished:
+                self.journal.restart()
+            elif queue_persisted:
+                self.journal.append(_QUEUE_PERSISTED)
+        finally:
+            self.journal.close()

@@ -22,6 +22,7 @@ file and the ways out.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -117,10 +118,15 @@ def replace_atomically(path: Path, data: bytes) -> None:
     """Write *data* to *path* so that a reader, or a restart after a crash at
     any moment, finds either the old content or the new, never a mix."""
     tmp_path = path.with_name(path.name + ".tmp")
-    with tmp_path.open("wb") as tmp_file:
-        tmp_file.write(data)
-        tmp_file.flush()
-        os.fsync(tmp_file.fileno())
+    try:
+        with tmp_path.open("wb") as tmp_file:
+            tmp_file.write(data)
+            tmp_file.flush()
+            os.fsync(tmp_file.fileno())
+    except BaseException:
+        # a full disk: the old file stays, and no half-written one beside it
+        tmp_path.unlink(missing_ok=True)
+        raise
     tmp_path.replace(path)
     _fsync_directory(path.parent)
 
@@ -340,20 +346,33 @@ class Journal:
         return self._fd is not None
 
     def append(self, record: bytes) -> None:
-        """Append one record; it survives a kill of the process once this returns."""
+        """Append one record; it survives a kill of the process once this returns.
+        When the disk cannot take all of it, none of it stays: :exc:`OSError`."""
         assert self._fd is not None, "Journal.open() must run first"
-        os.write(self._fd, _RECORD_FRAME.pack(len(record), zlib.crc32(record)) + record)
+        data = _RECORD_FRAME.pack(len(record), zlib.crc32(record)) + record
+        written = os.write(self._fd, data)
+        if written != len(data):
+            # a full disk takes part of a record without an error: take it back, so
+            # that no later record follows a torn one, and fail as the next write would
+            os.ftruncate(self._fd, os.fstat(self._fd).st_size - written)
+            raise OSError(
+                errno.ENOSPC,
+                f"{os.strerror(errno.ENOSPC)}: {written} of {len(data)} bytes written",
+                str(self.path),
+            )
         self.records += 1
 
     def restart(self, records: Iterable[bytes] = ()) -> None:
-        """Atomically replace the journal with one holding only *records*."""
-        self.close()
+        """Atomically replace the journal with one holding only *records*. When that
+        fails (:exc:`OSError`: a full disk), the journal is as it was, still open."""
         chunks = [_encode_header(_JOURNAL_MAGIC, self._header())]
-        self.records = 0
+        count = 0
         for record in records:
             chunks.append(_RECORD_FRAME.pack(len(record), zlib.crc32(record)) + record)
-            self.records += 1
+            count += 1
         replace_atomically(self.path, b"".join(chunks))
+        self.close()
+        self.records = count
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
 
     def close(self) -> None:

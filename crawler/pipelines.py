@@ -120,6 +120,7 @@ class NearDuplicatePipeline:
         self.extract_timeout = extract_timeout
         self._processes: ProcessPoolExecutor | None = None
         self._locked = False
+        self._state_warned = False
         self._processes_lock = threading.Lock()
         self.counts: dict[str, int] = {
             "unique": 0,
@@ -216,7 +217,14 @@ class NearDuplicatePipeline:
     def close_spider(self) -> None:
         if self._processes is not None:
             self._processes.shutdown(wait=True, cancel_futures=True)
-        self.detector.close()
+        try:
+            self.detector.close()
+        except OSError as exc:
+            logger.error(
+                "Content dedup cannot write its snapshot at close (%(error)s): its journal "
+                "keeps every document, and the next start reads it",
+                {"error": exc},
+            )
         if self._locked and self.state_dir is not None:
             unlock_state_dir(self.state_dir)
             self._locked = False
@@ -251,6 +259,10 @@ class NearDuplicatePipeline:
                     "in dedup/content/unchecked",
                     {"error": exc},
                 )
+            return item
+        except OSError as exc:
+            self._count("unchecked")
+            self._state_unwritable(exc)
             return item
         finally:
             self._waiting -= 1
@@ -302,6 +314,29 @@ class NearDuplicatePipeline:
             f"{match.kind.capitalize()} duplicate of {match.key} ({how}): {url}",
             log_level="INFO",
         )
+
+    def _state_unwritable(self, error: OSError) -> None:
+        """The state directory refused a write (full, or read-only): items are kept
+        unchecked, and the spider closes."""
+        if self._state_warned:
+            return
+        self._state_warned = True
+        logger.error(
+            "Content dedup cannot write its state in %(dir)s (%(setting)s): %(error)s; "
+            "closing the spider; items are kept unchecked meanwhile, counted in "
+            "dedup/content/unchecked",
+            {
+                "dir": self.state_dir,
+                "setting": state_dir_setting(self.crawler.settings),
+                "error": error,
+            },
+        )
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # no crawl running (the pipeline used on its own)
+            return
+        if engine is not None:
+            deferred_from_coro(engine.close_spider_async(reason="dedup_state_unwritable"))
 
     def _decide(
         self, url: str, text: Any, html: Any, encoding: str | None
@@ -377,13 +412,15 @@ class NearDuplicatePipeline:
     def _new_processes(self) -> ProcessPoolExecutor:
         # spawn, not fork: a forked copy of a running reactor is no place for work
         processes = ProcessPoolExecutor(
-            self.workers, mp_context=multiprocessing.get_context("spawn")
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=load_extractor,
+            initargs=(self.detector.extractor or defaults.DEDUP_EXTRACTOR,),
         )
-        # the pool starts a process per task it is given: start them all now, importing
-        # the extractor, while the first pages download
-        extractor = self.detector.extractor or defaults.DEDUP_EXTRACTOR
+        # the pool starts a process per task it is given: start them all now, while the
+        # first pages download
         for _ in range(self.workers):
-            processes.submit(load_extractor, extractor)
+            processes.submit(int)
         return processes
 
     def _replace_processes(self, stuck: ProcessPoolExecutor) -> None:

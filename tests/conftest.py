@@ -432,3 +432,24 @@ def final_stat(log: str, name: str) -> int:
     (0 when absent, as Scrapy's stats getters say)."""
     match = re.search(rf"^ ?[{{ ]'{re.escape(name)}': (\d+),?}}?$", log, re.MULTILINE)
     return int(match.group(1)) if match else 0
+
+
+@pytest.fixture
+def small_filesystem(tmp_path: Path) -> Iterator[tuple[Path, Callable[[], None]]]:
+    """A 256 KiB tmpfs (root only: mount), grown to 64 MiB by calling the returned
+    function; skipped where this process cannot mount one."""
+    mount_point = tmp_path / "small"
+    mount_point.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+
+    def grow() -> None:
+        subprocess.run(["mount", "-o", "remount,size=64m", str(mount_point)], check=True)
+
+    yield mount_point, grow
+    subprocess.run(["umount", str(mount_point)], check=False)

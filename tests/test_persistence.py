@@ -123,6 +123,34 @@ def test_journal_with_other_rules_raises(tmp_path):
         _replayed(Journal(path, "frontier", {**SIGNATURE, "version": 2}))
 
 
+def test_a_full_disk_takes_no_part_of_a_record_and_keeps_the_journal_open(small_filesystem):
+    """A full disk may take part of a record without an error: that part is taken back
+    (no torn record for a later one to follow), the append raises, and once there is
+    room the journal goes on; a compaction the disk refuses leaves the journal as it was."""
+    mount_point, grow = small_filesystem
+    path = mount_point / "j.journal"
+    journal = Journal(path, "frontier", SIGNATURE)
+    _replayed(journal)
+    record = b"r" * 3000
+    appended = 0
+    with pytest.raises(OSError, match="No space left on device"):
+        while True:
+            journal.append(record)
+            appended += 1
+    assert appended > 10
+    size = path.stat().st_size
+    with pytest.raises(OSError, match="No space left on device"):
+        journal.restart([b"compacted"] * 2000)
+    assert path.stat().st_size == size
+    assert not (mount_point / "j.journal.tmp").exists()
+    grow()
+    journal.append(b"after")
+    journal.close()
+    reopened = Journal(path, "frontier", SIGNATURE)
+    assert _replayed(reopened) == [record] * appended + [b"after"]
+    assert reopened.torn_bytes == 0
+
+
 def test_journal_restart_keeps_only_given_records(tmp_path):
     path = tmp_path / "j.journal"
     journal = Journal(path, "frontier", SIGNATURE)

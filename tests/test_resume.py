@@ -305,3 +305,50 @@ def test_a_second_crawl_on_the_same_jobdir_is_refused(
     assert set(by_resource) == resources
     assert all(count == 1 for count in by_resource.values())
     run_scrapy(command)  # the directory is free again once the first crawl ended
+
+
+def test_a_full_state_directory_stops_the_crawl_and_loses_nothing(
+    demo_site_process_factory, small_filesystem, tmp_path
+):
+    """The state directory fills up mid-crawl: the crawl stops with an error naming the
+    directory and the setting, keeps every item it scraped, and once there is room again
+    a restart downloads every page not downloaded yet (and again only what was in flight)."""
+    mount_point, grow = small_filesystem
+    server = demo_site_process_factory()
+    model = server.model()
+    resources = model.resources
+    output = tmp_path / "items.jsonl"
+    state_dir = mount_point / "state"
+    settings = {
+        "DEDUP_STATE_DIR": str(state_dir),
+        "DEDUP_URL_CAPACITY": "10000",  # a 22 KiB Bloom filter
+        "CONCURRENT_REQUESTS": "1",
+    }
+    command = [*crawl_command(server.url, tmp_path / "job", settings), "-o", str(output)]
+    filler = mount_point / "filler"  # leaves 32 KiB: the journals fill it within the crawl
+    filler.write_bytes(b"\0" * (224 * 1024))
+    completed = subprocess.run(
+        command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
+    )
+    log = completed.stderr
+    assert re.search(
+        rf"Cannot write the dedup state in {re.escape(str(state_dir))} \(DEDUP_STATE_DIR\): "
+        r".*No space left on device.*closing the spider",
+        log,
+    ), log[-3000:]
+    assert "'finish_reason': 'dedup_state_unwritable'" in log
+    first = server.hits()["by_resource"]
+    assert set(first) < resources, "the directory did not fill up before the crawl ended"
+
+    filler.unlink()
+    grow()
+    log = run_scrapy(command)
+    assert "'finish_reason': 'finished'" in log
+    assert "Traceback" not in log
+    by_resource = server.hits()["by_resource"]
+    assert set(by_resource) == resources  # nothing lost
+    # downloaded again at most: the one page in flight, and the start page
+    assert sum(by_resource.values()) - len(resources) <= 2
+    articles = {model.near_duplicates.get(page, page) for page in html_pages(model)}
+    exported = {model.near_duplicates.get(page, page) for page in exported_resources(model, output)}
+    assert exported == articles  # each in the feed: kept unchecked before, or kept after

@@ -199,13 +199,14 @@ class JournaledContentIndex:
         if minhash is None:
             minhash = bytes(MINHASH_BYTES)
         number = len(self.content_hashes)
-        self._add_in_memory(
-            key, fingerprint, content_hash, minhash, numbers, page_size, near_indexed
-        )
         flags = _NEAR_INDEXED if near_indexed else 0
+        # journaled first: a write the disk refuses adds nothing, and numbers stay in order
         self.journal.append(
             _RECORD.pack(number, fingerprint, content_hash, minhash, numbers, page_size, flags)
             + key.encode("utf-8", "surrogatepass")
+        )
+        self._add_in_memory(
+            key, fingerprint, content_hash, minhash, numbers, page_size, near_indexed
         )
         self._since_snapshot += 1
         if self._since_snapshot >= self.snapshot_every:
@@ -235,8 +236,10 @@ class JournaledContentIndex:
         that failed to load is never overwritten."""
         if not self.journal.is_open:
             return
-        self.snapshot()
-        self.journal.close()
+        try:
+            self.snapshot()
+        finally:
+            self.journal.close()
 
     def __len__(self) -> int:
         return len(self.content_hashes)

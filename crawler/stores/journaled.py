@@ -136,8 +136,10 @@ class JournaledSeenStore:
         that state that failed to load is never overwritten."""
         if not self.journal.is_open:
             return
-        self.snapshot()
-        self.journal.close()
+        try:
+            self.snapshot()
+        finally:
+            self.journal.close()
 
     def discard(self, key: bytes) -> bool:
         """Forget *key* (an exact set only); return whether it was there.
