@@ -6,9 +6,12 @@ and fingerprinting are the CPU-heavy part of content dedup.
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from dataclasses import dataclass, replace
 
-from crawler.extract import Extractor, extract
+from crawler.extract import Extractor, extract, load_extractor
 from crawler.fingerprints import page_size_class
 from crawler.neardup import TextFingerprint, fingerprint_text
 
@@ -57,3 +60,17 @@ def fingerprint_page(
     return PageFingerprint(
         status, replace(text_fingerprint, page_size=page_size_class(page_chars)), fallback
     )
+
+
+def start_worker(extractor: str, parent_pid: int, check_every: float = 1.0) -> None:
+    """Initialize a worker process: import *extractor*, and exit once the process that
+    started it (*parent_pid*) is gone. A crawl killed with ``kill -9`` cannot stop its
+    workers, and a worker waiting for pages would otherwise wait forever."""
+    load_extractor(extractor)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(check_every)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()

@@ -43,11 +43,11 @@ from crawler.dupefilters import (
     state_dir_setting,
     url_backend_from_settings,
 )
-from crawler.extract import check_extractor, load_extractor
+from crawler.extract import check_extractor
 from crawler.index.redis import RedisContentIndex
 from crawler.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.neardup import NearDuplicateDetector, rejection_reason
-from crawler.pages import PageFingerprint, fingerprint_page
+from crawler.pages import PageFingerprint, fingerprint_page, start_worker
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
@@ -414,8 +414,8 @@ class NearDuplicatePipeline:
         processes = ProcessPoolExecutor(
             self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=load_extractor,
-            initargs=(self.detector.extractor or defaults.DEDUP_EXTRACTOR,),
+            initializer=start_worker,
+            initargs=(self.detector.extractor or defaults.DEDUP_EXTRACTOR, os.getpid()),
         )
         # the pool starts a process per task it is given: start them all now, while the
         # first pages download

@@ -6,8 +6,11 @@ import logging
 import multiprocessing
 import os
 import re
+import signal
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from scrapy import Spider
@@ -368,3 +371,54 @@ def test_the_items_waiting_for_extraction_at_most_are_counted():
 
     asyncio.run(together())
     assert pipeline.stats.get_value("dedup/extract/backlog_max") == 3
+
+
+OPEN_AND_WAIT = """
+import multiprocessing, time
+from scrapy import Spider
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+from crawler.pipelines import NearDuplicatePipeline
+
+class Named(Spider):
+    name = "named"
+
+if __name__ == "__main__":
+    crawler = get_crawler(Named, {"DEDUP_CONTENT_WORKERS": 2})
+    pipeline = build_from_crawler(NearDuplicatePipeline, crawler)
+    pipeline.open_spider()
+    pipeline._processes.submit(int).result()
+    while len(multiprocessing.active_children()) < 2:
+        time.sleep(0.05)
+    print(*(child.pid for child in multiprocessing.active_children()), flush=True)
+    time.sleep(120)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie has exited
+
+
+def test_worker_processes_exit_when_the_crawl_is_killed(tmp_path):
+    """kill -9 cannot let a crawl stop its workers: they go on their own, not left to wait
+    for pages forever."""
+    script = tmp_path / "open_and_wait.py"
+    script.write_text(OPEN_AND_WAIT)
+    crawl = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    try:
+        assert crawl.stdout is not None
+        workers = [int(pid) for pid in crawl.stdout.readline().split()]
+        assert len(workers) == 2 and all(alive(pid) for pid in workers)
+    finally:
+        crawl.send_signal(signal.SIGKILL)
+        crawl.wait()
+    deadline = time.monotonic() + 15
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if alive(pid)]
