@@ -23,7 +23,10 @@ What the numbers mean, and what the script promises about them:
   own; the configurations take turns, ``--rounds`` times, and the best wall time of each
   counts (the others are in ``--json``).
 * **Figures.** Wall time from the engine's start to its close, pages per second, CPU
-  seconds per page (the crawl process and its children: the extraction workers), peak RSS
+  seconds per page (the crawl process and its children: the extraction workers), how many
+  of the machine's cores were busy and idle while the crawl ran (every process, the page
+  server's included: an *off* crawl that leaves no core idle leaves the content level no
+  room but the crawl's own time), peak RSS
   (the crawl process plus its largest child), the items dropped, and the reactor's lag: how
   late a 10 ms timer fires while the crawl runs (median, p99, max). Ratios are against
   *off* in the same run.
@@ -140,6 +143,7 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
 
     crawler = process.create_crawler(Pages)
     times: dict[str, float] = {}
+    machine: list[tuple[float, float]] = []
     last = [time.perf_counter()]
 
     def tick() -> None:
@@ -153,12 +157,14 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         from twisted.internet import task  # the crawl's reactor is installed and running
 
         times["start"] = time.perf_counter()
+        machine[:] = [machine_cpu_seconds()]
         last[0] = time.perf_counter()
         tickers.append(task.LoopingCall(tick))
         tickers[0].start(0.010, now=False)
 
     def closed() -> None:
         times["end"] = time.perf_counter()
+        machine.append(machine_cpu_seconds())
         for ticker in tickers:
             if ticker.running:
                 ticker.stop()
@@ -178,12 +184,23 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         "items": stats.get("item_scraped_count", 0),
         "dropped": stats.get("item_dropped_count", 0),
         "same_body": stats.get("dedup/extract/same_body", 0),
+        # every process of the machine, the page server's included, while the crawl ran
+        "machine_busy_cores": (machine[1][0] - machine[0][0]) / (times["end"] - times["start"]),
+        "machine_idle_cores": (machine[1][1] - machine[0][1]) / (times["end"] - times["start"]),
         "cpu_seconds": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
         # ru_maxrss is in KiB on Linux
         "peak_rss_mib": (own.ru_maxrss + children.ru_maxrss) / 1024,
         "lag_ms": sorted(lag * 1000 for lag in lags),
     }
     Path(result_file).write_text(json.dumps(result))
+
+
+def machine_cpu_seconds() -> tuple[float, float]:
+    """CPU seconds the whole machine has spent busy and idle since boot (``/proc/stat``)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    ticks = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / ticks, idle / ticks
 
 
 # The benchmark
@@ -300,16 +317,18 @@ def report(
         f"{arguments.concurrency}; best of {arguments.rounds} crawls each, taking turns.\n"
     )
     print(
-        "| crawl | wall s | vs off | pages/s | CPU ms/page | peak RSS MiB | vs off | items | "
-        "dropped | same body | reactor lag median / p99 / max ms |"
+        "| crawl | wall s | vs off | pages/s | CPU ms/page | machine busy / idle cores | "
+        "peak RSS MiB | vs off | items | dropped | same body | "
+        "reactor lag median / p99 / max ms |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for name, run in best.items():
         lags = run["lag_ms"]
         print(
             f"| {name} | {run['seconds']:.1f} | {run['seconds'] / off['seconds']:.2f}x "
             f"| {run['pages'] / run['seconds']:.0f} "
             f"| {1000 * run['cpu_seconds'] / max(run['pages'], 1):.1f} "
+            f"| {run['machine_busy_cores']:.2f} / {run['machine_idle_cores']:.2f} "
             f"| {run['peak_rss_mib']:.0f} | {run['peak_rss_mib'] / off['peak_rss_mib']:.2f}x "
             f"| {run['items']} | {run['dropped']} | {run['same_body']} "
             f"| {statistics.median(lags) if lags else 0:.1f} / {percentile(lags, 0.99):.1f} / "
