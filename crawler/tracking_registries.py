@@ -12,7 +12,8 @@ source and licence there):
   ``brave_clean-urls.json``, MPL-2.0), rules for every site;
 * DuckDuckGo's tracking parameters (``duckduckgo_tracking-parameters.json``, Apache-2.0);
 * Neat URL's defaults (``neaturl_default-params-by-category.json``, GPL-2.0-or-later),
-  names without a domain or wildcard.
+  names without a domain or wildcard;
+* mpchadwick's tracking-query-params-registry (``mpchadwick_params.csv``, Unlicense).
 
 Only names (not the files' contents) end up in the default list. A name that two or more
 registries strip on every site is a *consensus* name: it belongs in the default list unless
@@ -29,6 +30,7 @@ when there are any.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import sys
@@ -75,6 +77,9 @@ def global_names(folder: Path) -> dict[str, set[str]]:
     duckduckgo = json.loads((folder / "duckduckgo_tracking-parameters.json").read_text("utf-8"))
     for param in duckduckgo["settings"]["parameters"]:
         add(param, "duckduckgo")
+    with (folder / "mpchadwick_params.csv").open(encoding="utf-8", newline="") as table:
+        for row in csv.DictReader(table):
+            add(row["name"], "mpchadwick")
     neat_url = json.loads((folder / "neaturl_default-params-by-category.json").read_text("utf-8"))
     for category in neat_url["categories"]:
         for param in category["params"]:

@@ -1095,6 +1095,7 @@ def write_registries(folder: Path, names: list[str]) -> None:
     (folder / "brave_clean-urls.json").write_text("[]")
     duckduckgo = {"settings": {"parameters": []}}
     (folder / "duckduckgo_tracking-parameters.json").write_text(json.dumps(duckduckgo))
+    (folder / "mpchadwick_params.csv").write_text("name,platform,confirmed_in,unique_per_visitor\n")
     neat_url = {"categories": [{"params": [f"{name}@example.com" for name in names]}]}
     (folder / "neaturl_default-params-by-category.json").write_text(json.dumps(neat_url))
 
