@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote_plus, urlsplit
 
 from crawler.persistence import signature_difference
 
@@ -52,6 +52,14 @@ def redis_url_from_settings(settings: Any) -> str:
     return DEFAULT_REDIS_URL
 
 
+def redis_url_setting(settings: Any) -> str:
+    """The setting :func:`redis_url_from_settings` takes the URL from, for errors."""
+    for name in ("DEDUP_REDIS_URL", "REDIS_URL"):
+        if settings.get(name):
+            return name
+    return "REDIS_HOST/REDIS_PORT" if settings.get("REDIS_HOST") else "DEDUP_REDIS_URL, unset"
+
+
 def redis_params_from_settings(settings: Any) -> dict[str, Any]:
     """Client keyword arguments from ``REDIS_PARAMS``; replies stay bytes."""
     params = {"socket_timeout": 10, "socket_connect_timeout": 10}
@@ -68,22 +76,35 @@ def connection_from_settings(settings: Any) -> RedisConnection:
         redis_url_from_settings(settings),
         redis_params_from_settings(settings),
         cluster=settings.getbool("DEDUP_REDIS_CLUSTER", False),
+        setting=redis_url_setting(settings),
     )
 
 
 def redact(url: str) -> str:
-    """*url* without its password, for logs and errors.
+    """*url* without its password, for logs and errors: the one in its user info and a
+    ``password`` query parameter (both forms redis-py reads); the rest as written.
 
     >>> redact("rediss://user:secret@cache.example:6380/0")
     'rediss://user:***@cache.example:6380/0'
+    >>> redact("redis://[::1]:6379/0?password=secret&db=2")
+    'redis://[::1]:6379/0?password=***&db=2'
     """
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    userinfo = f"{parts.username}:***" if parts.username else ":***"
-    host = parts.hostname or ""
-    netloc = f"{userinfo}@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    redacted = url
+    if "@" in parts.netloc:
+        userinfo, host = parts.netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            masked = f"{userinfo.split(':', 1)[0]}:***@{host}"
+            redacted = redacted.replace(f"//{parts.netloc}", f"//{masked}", 1)
+    if parts.query:
+        query = "&".join(_without_password(field) for field in parts.query.split("&"))
+        redacted = redacted.replace(f"?{parts.query}", f"?{query}", 1)
+    return redacted
+
+
+def _without_password(query_field: str) -> str:
+    name = query_field.split("=", 1)[0]
+    return f"{name}=***" if unquote_plus(name).lower() == "password" else query_field
 
 
 class RedisConnection:
@@ -106,8 +127,10 @@ class RedisConnection:
         retries: int = 3,
         backoff: float = 0.2,
         cluster: bool = False,
+        setting: str = "DEDUP_REDIS_URL",
     ) -> None:
         self.url = url
+        self.setting = setting
         self.params = dict(params or {})
         self.cluster = cluster
         self.retries = retries
@@ -140,9 +163,13 @@ class RedisConnection:
 
         try:
             self.client.ping()
+        except ValueError as exc:  # redis-py's reading of the URL: a bad port, scheme...
+            raise ValueError(
+                f"{self.setting}={redact(self.url)!r} is not a Redis URL: {exc}"
+            ) from exc
         except (redis.ConnectionError, redis.TimeoutError, redis.AuthenticationError) as exc:
             raise RedisUnavailable(
-                f"cannot reach Redis at {redact(self.url)} (DEDUP_REDIS_URL): {exc}"
+                f"cannot reach Redis at {redact(self.url)} ({self.setting}): {exc}"
             ) from exc
 
     def call(self, command: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:

@@ -10,6 +10,7 @@ from crawler.redis_access import (
     RedisConnection,
     RedisSignatureMismatch,
     RedisUnavailable,
+    connection_from_settings,
     redact,
     redis_params_from_settings,
     redis_url_from_settings,
@@ -36,9 +37,48 @@ def test_redis_params_keep_replies_binary():
     assert params == {"socket_timeout": 3, "socket_connect_timeout": 10, "password": "p"}
 
 
-def test_redact_hides_only_the_password():
-    assert redact("redis://:secret@host:6379/0") == "redis://:***@host:6379/0"
-    assert redact("redis://host:6379/0") == "redis://host:6379/0"
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:secret@host:6379/0", "redis://:***@host:6379/0"),
+        ("rediss://user:s%40cret@cache:6380/1", "rediss://user:***@cache:6380/1"),
+        ("redis://user:p@ss@host/0", "redis://user:***@host/0"),  # an unescaped @
+        ("redis://host:6379/0?password=secret&db=2", "redis://host:6379/0?password=***&db=2"),
+        ("redis://host/0?db=1&PassWord=secret", "redis://host/0?db=1&PassWord=***"),
+        ("redis://:a@[::1]:6379/0?password=b", "redis://:***@[::1]:6379/0?password=***"),
+        ("unix:///run/redis.sock?password=secret&db=0", "unix:///run/redis.sock?password=***&db=0"),
+        ("redis://host:6379/0", "redis://host:6379/0"),
+        ("rediss://user@host:6380", "rediss://user@host:6380"),
+        ("redis://host/0?passwords=list", "redis://host/0?passwords=list"),
+    ],
+)
+def test_redact_hides_every_password_form_redis_py_reads(url, shown):
+    assert redact(url) == shown
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"DEDUP_REDIS_URL": "redis://127.0.0.1:{port}/0"}, "DEDUP_REDIS_URL"),
+        ({"REDIS_URL": "redis://127.0.0.1:{port}/0"}, "REDIS_URL"),
+        ({"REDIS_HOST": "127.0.0.1", "REDIS_PORT": "{port}"}, "REDIS_HOST/REDIS_PORT"),
+    ],
+)
+def test_an_unreachable_redis_is_named_by_the_setting_the_user_set(redis_server, settings, named):
+    port = str(redis_server.port + 1)
+    given = Settings({name: value.format(port=port) for name, value in settings.items()})
+    connection = connection_from_settings(given)
+    connection.params["socket_connect_timeout"] = 1
+    with pytest.raises(RedisUnavailable, match=rf"cannot reach Redis at \S+:{port}\S* \({named}\)"):
+        connection.open()
+
+
+def test_a_bad_port_is_a_clear_error_naming_the_setting():
+    connection = connection_from_settings(Settings({"REDIS_URL": "redis://:pw@host:99999/0"}))
+    with pytest.raises(
+        ValueError, match=r"^REDIS_URL='redis://:\*\*\*@host:99999/0' is not a Redis URL"
+    ):
+        connection.open()
 
 
 def test_open_names_the_url_without_password(redis_server):
