@@ -10,6 +10,7 @@ stored next to the data, and Lua scripts loaded once and called by SHA.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -107,6 +108,31 @@ def _without_password(query_field: str) -> str:
     return f"{name}=***" if unquote_plus(name).lower() == "password" else query_field
 
 
+@functools.cache
+def _faults() -> tuple[type[Exception], ...]:
+    """What makes a Redis call fail for a reason of the server, not of the call: no
+    answer, a cluster without a master for a slot (``CLUSTERDOWN``, ``TRYAGAIN``), a
+    replica or a full server refusing writes (``READONLY``, ``OOM``), a server loading its
+    data (``LOADING``) or asking for a password. ``DEDUP_REDIS_ON_ERROR`` applies to all."""
+    from redis import exceptions
+
+    return (
+        exceptions.ConnectionError,  # with LOADING and authentication failures
+        exceptions.TimeoutError,
+        exceptions.ClusterError,  # with CLUSTERDOWN and MASTERDOWN
+        exceptions.TryAgainError,
+        exceptions.ReadOnlyError,
+        exceptions.OutOfMemoryError,
+    )
+
+
+@functools.cache
+def _unanswered() -> tuple[type[Exception], ...]:
+    from redis import exceptions
+
+    return (exceptions.ConnectionError, exceptions.TimeoutError)
+
+
 class RedisConnection:
     """A Redis client with retries, a failure count, and signature checks.
 
@@ -173,22 +199,23 @@ class RedisConnection:
             ) from exc
 
     def call(self, command: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-        import redis
 
         delay = self.backoff
         for attempt in range(self.retries + 1):
             try:
                 return command(*args, **kwargs)
-            except (redis.ConnectionError, redis.TimeoutError) as exc:
+            except _faults() as exc:
                 if attempt == self.retries:
                     self.failures += 1
-                    raise RedisUnavailable(
-                        f"Redis at {redact(self.url)} did not answer after "
-                        f"{self.retries} retries: {exc}"
-                    ) from exc
+                    if isinstance(exc, _unanswered()):
+                        outcome = f"did not answer after {self.retries} retries: {exc}"
+                    else:  # an error reply, whose class says more than its text
+                        error = f"{type(exc).__name__}: {exc}"
+                        outcome = f"refused after {self.retries} retries: {error}"
+                    raise RedisUnavailable(f"Redis at {redact(self.url)} {outcome}") from exc
                 self.retried += 1
                 logger.warning(
-                    "Redis at %(url)s did not answer (%(error)s); retry %(attempt)d of "
+                    "Redis at %(url)s failed (%(error)s); retry %(attempt)d of "
                     "%(retries)d in %(delay).1fs",
                     {
                         "url": redact(self.url),

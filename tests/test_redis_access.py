@@ -135,3 +135,21 @@ def test_call_gives_up_after_the_retries(redis_server):
         connection.call(connection.client.ping)
     assert time.monotonic() - started < 5
     assert (connection.retried, connection.failures) == (2, 1)
+
+
+def test_a_server_that_refuses_writes_is_a_fault_not_a_crash(redis_server_factory):
+    """A full server (OOM) and a replica (READONLY) answer, with an error: the call
+    retries, then raises RedisUnavailable, so DEDUP_REDIS_ON_ERROR applies, as when no
+    server answers (before, redis-py's ResponseError went up raw and the item was lost)."""
+    full, primary, replica = (redis_server_factory() for _ in range(3))
+    admin = RedisConnection(full.url)
+    admin.client.config_set("maxmemory-policy", "noeviction")
+    admin.client.config_set("maxmemory", 1)
+    RedisConnection(replica.url).client.replicaof("127.0.0.1", primary.port)
+    for server, reply in ((full, "OutOfMemoryError"), (replica, "ReadOnlyError")):
+        connection = RedisConnection(server.url, retries=2, backoff=0.01)
+        connection.open()
+        with pytest.raises(RedisUnavailable, match=f"refused after 2 retries: {reply}"):
+            connection.call(connection.client.sadd, "k", b"x")
+        assert (connection.retried, connection.failures) == (2, 1)
+        assert connection.call(connection.client.ping) is True  # reads still work
