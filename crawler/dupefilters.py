@@ -120,11 +120,21 @@ def state_dir_from_settings(settings: BaseSettings, *, check_free: bool = True) 
     return path
 
 
-def check_url_state_files(settings: BaseSettings) -> None:
-    """Raise :class:`~crawler.persistence.StateFileError` when the URL level's state
-    directory lost its journal or its snapshot (headers only): before the crawl starts."""
+def check_url_state(settings: BaseSettings, spider_name: str) -> None:
+    """Check the URL level's state before the crawl starts, so that a crawl that cannot use
+    it stops as a bad setting stops it, before its spider opens: a local state directory
+    that lost its journal or its snapshot raises
+    :class:`~crawler.persistence.StateFileError` (headers only); a shared store raises
+    :class:`~crawler.redis_access.RedisUnavailable` when Redis cannot be reached, and
+    :class:`~crawler.redis_access.RedisSignatureMismatch` when it was built with other
+    rules or by another backend (a store without a signature yet gets this crawl's)."""
+    backend = url_backend_from_settings(settings)
+    if backend in REDIS_BACKENDS:
+        store = redis_seen_store(settings, spider_name, backend)
+        store.open(url_signature(url_rules_from_settings(settings), store))
+        return
     state_dir = state_dir_from_settings(settings)
-    if state_dir is not None and url_backend_from_settings(settings) not in REDIS_BACKENDS:
+    if state_dir is not None:
         check_state_files(state_dir)
 
 

@@ -84,10 +84,11 @@ class FrontierMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         # The middlewares are built before the spider opens, the dupefilter after: a
-        # damaged URL state directory stops the crawl here, as a bad setting does.
-        from crawler.dupefilters import check_url_state_files  # it imports this module
+        # damaged URL state directory, or a shared store this crawl cannot use, stops the
+        # crawl here, as a bad setting does.
+        from crawler.dupefilters import check_url_state  # it imports this module
 
-        check_url_state_files(crawler.settings)
+        check_url_state(crawler.settings, crawler.spidercls.name)
         return cls(crawler)
 
     def _finished(self, request: Request) -> None:

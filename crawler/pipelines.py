@@ -170,9 +170,12 @@ class NearDuplicatePipeline:
             extractor=_extractor(settings),
         )
         state_dir = state_dir_from_settings(settings) if shared_index is None else None
+        # a damaged state directory, an unreachable Redis or a shared index built with
+        # other rules stops the crawl here, before its spider opens
         if state_dir is not None:
-            # a damaged state directory stops the crawl here, before its first request
             detector.check_state_files(state_dir)
+        if shared_index is not None:
+            shared_index.open(detector.signature)
         audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
         return cls(
             crawler,

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from crawler.redis_access import RedisConnection
 from tests.conftest import REPO_ROOT, _child_env, scrapy_crawl_command
 
 WORKERS = 3
@@ -127,3 +128,51 @@ def test_crawl_stops_when_redis_goes_away(demo_site_process_factory, redis_serve
     assert "closing the spider (DEDUP_REDIS_ON_ERROR='stop')" in log
     assert "Spider closed (dedup_redis_unavailable)" in log
     assert server.hits()["total"] < len(server.model().resources)
+
+
+@pytest.mark.parametrize(
+    ("joining", "differs"),
+    [
+        ({"DEDUP_URL_LOWERCASE_PATH": "True"}, "DEDUP_URL_LOWERCASE_PATH: False -> True"),
+        ({"DEDUP_URL_BACKEND": "redis-bloom"}, "DEDUP_URL_BACKEND: 'redis-set' -> 'redis-bloom'"),
+    ],
+)
+def test_a_worker_with_other_rules_or_backend_refuses_before_its_spider_opens(
+    demo_site_process_factory, redis_server, joining, differs
+):
+    """One error, exit code 1, no request and nothing written to the shared store (before:
+    the spider opened, failed at its first request and closed under follow-on tracebacks)."""
+    server = demo_site_process_factory()
+    shared = {
+        "REDIS_URL": redis_server.url,
+        "DEDUP_URL_BACKEND": "redis",
+        "DEDUP_CONTENT_ENABLED": "False",
+        "LOG_LEVEL": "INFO",
+    }
+
+    def command(settings: dict[str, str]) -> list[str]:
+        arguments = [argument for item in settings.items() for argument in ("-s", "=".join(item))]
+        return scrapy_crawl_command(server.url, *arguments)
+
+    first = subprocess.run(
+        command(shared), cwd=REPO_ROOT, env=_child_env(), capture_output=True, timeout=120
+    )
+    assert first.returncode == 0
+    client = RedisConnection(redis_server.url).client
+    store = {key: client.dump(key) for key in client.keys("*")}
+    server.reset()
+    joined = subprocess.run(
+        command({**shared, **joining}),
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert joined.returncode == 1
+    assert "RedisSignatureMismatch" in joined.stderr
+    assert differs in joined.stderr
+    assert joined.stderr.count("Traceback") == 1
+    assert "Spider opened" not in joined.stderr
+    assert server.hits()["total"] == 0
+    assert {key: client.dump(key) for key in client.keys("*")} == store
