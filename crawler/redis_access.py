@@ -192,11 +192,11 @@ class RedisConnection:
         except ValueError as exc:  # redis-py's reading of the URL: a bad port, scheme...
             raise ValueError(
                 f"{self.setting}={redact(self.url)!r} is not a Redis URL: {exc}"
-            ) from exc
+            ) from None  # the message says it all: one traceback, not three
         except (redis.ConnectionError, redis.TimeoutError, redis.AuthenticationError) as exc:
             raise RedisUnavailable(
                 f"cannot reach Redis at {redact(self.url)} ({self.setting}): {exc}"
-            ) from exc
+            ) from None
 
     def call(self, command: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
 

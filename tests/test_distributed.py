@@ -176,3 +176,27 @@ def test_a_worker_with_other_rules_or_backend_refuses_before_its_spider_opens(
     assert "Spider opened" not in joined.stderr
     assert server.hits()["total"] == 0
     assert {key: client.dump(key) for key in client.keys("*")} == store
+
+
+def test_an_unreachable_redis_stops_the_crawl_before_its_spider_opens(
+    demo_site_process_factory, redis_server
+):
+    server = demo_site_process_factory()
+    closed_port = redis_server.port + 1
+    url = f"redis://:hunter2@127.0.0.1:{closed_port}/0?password=hunter2"
+    arguments = ("-s", "DEDUP_URL_BACKEND=redis", "-s", f"REDIS_URL={url}")
+    crawl = subprocess.run(
+        scrapy_crawl_command(server.url, *arguments),
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert crawl.returncode == 1
+    shown = f"redis://:***@127.0.0.1:{closed_port}/0?password=***"
+    assert f"RedisUnavailable: cannot reach Redis at {shown} (REDIS_URL)" in crawl.stderr
+    assert "hunter2" not in crawl.stderr
+    assert crawl.stderr.count("Traceback") == 1
+    assert "Spider opened" not in crawl.stderr
+    assert server.hits()["total"] == 0
