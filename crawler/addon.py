@@ -7,7 +7,9 @@ dupefilter, frontier middleware, item-key and content pipelines, periodic log
 line) at add-on priority, so settings written in the project (or on the
 command line) win; JSON lines feeds are written by
 :class:`crawler.exporters.FlushingJsonLinesItemExporter` unless ``FEED_EXPORTERS``
-names an exporter for them; ``EXTENSIONS = {"crawler.extensions.DedupLogStats": None}``
+names an exporter for them; dropped duplicates are logged by
+:class:`crawler.logformatter.DedupLogFormatter` (their reason, not the whole item) unless
+``LOG_FORMATTER`` is set; ``EXTENSIONS = {"crawler.extensions.DedupLogStats": None}``
 switches the log line off.
 
 Each level can be switched off without removing the add-on:
@@ -25,6 +27,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from crawler import defaults
 from crawler.exporters import JSON_LINES_FORMATS, FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
+from crawler.logformatter import DedupLogFormatter
 from crawler.middlewares import FrontierMiddleware
 from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
 
@@ -66,6 +69,7 @@ class DedupAddon:
         settings.setdefault_in_component_priority_dict(
             "EXTENSIONS", DedupLogStats, LOG_STATS_EXTENSION_ORDER
         )
+        settings.set("LOG_FORMATTER", DedupLogFormatter, priority="addon")
         # a request counts as done once its items are exported: they must then be in the file
         exporters = settings.getdict("FEED_EXPORTERS")
         for feed_format in JSON_LINES_FORMATS:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from itemadapter import ItemAdapter
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.threads import deferToThread
@@ -46,6 +46,7 @@ from crawler.dupefilters import (
 from crawler.extract import check_extractor
 from crawler.index.redis import RedisContentIndex
 from crawler.item_keys import ITEM_KEY_VERSION, item_key
+from crawler.logformatter import DuplicateItem
 from crawler.neardup import NearDuplicateDetector, rejection_reason
 from crawler.pages import PageFingerprint, fingerprint_page, start_worker
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
@@ -79,7 +80,7 @@ class NearDuplicatePipeline:
     * extraction and fingerprinting run in ``DEDUP_CONTENT_WORKERS`` worker
       processes (in a thread when 0), never on the reactor; the look-up and
       insert happen together;
-    * ``DEDUP_CONTENT_ACTION = "drop"`` raises ``DropItem`` (logged at INFO)
+    * ``DEDUP_CONTENT_ACTION = "drop"`` raises ``DuplicateItem``, a ``DropItem`` (logged at INFO)
       naming the earlier URL and the distance; ``"mark"`` keeps the item and
       adds ``duplicate_of``, ``distance`` and ``simhash``;
     * the HTML field is removed from items (``DEDUP_KEEP_HTML`` keeps it);
@@ -313,7 +314,7 @@ class NearDuplicatePipeline:
             else f"Hamming distance {match.distance}, {match.stage} stage, "
             f"word-pair similarity {match.similarity:.2f}"
         )
-        raise DropItem(
+        raise DuplicateItem(
             f"{match.kind.capitalize()} duplicate of {match.key} ({how}): {url}",
             log_level="INFO",
         )
@@ -730,7 +731,7 @@ class ItemKeyPipeline:
                 }
             )
         shown = ", ".join(f"{field}={value!r}" for field, value in key_values.items())
-        raise DropItem(f"Duplicate item key ({shown}) seen before", log_level="INFO")
+        raise DuplicateItem(f"Duplicate item key ({shown}) seen before", log_level="INFO")
 
     def _redis_unavailable(self, error: RedisUnavailable) -> None:
         self.stats.inc_value("dedup/item/unchecked")

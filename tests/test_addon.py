@@ -10,6 +10,7 @@ from crawler.addon import DedupAddon
 from crawler.dupefilters import URLDupeFilter
 from crawler.exporters import FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
+from crawler.logformatter import DedupLogFormatter
 from crawler.middlewares import FrontierMiddleware
 from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
 
@@ -69,6 +70,12 @@ def test_json_lines_feeds_are_flushed_unless_the_project_names_an_exporter():
         "jsonl": flushing,
         "jl": "myproject.exporters.Lines",
     }
+
+
+def test_duplicates_are_logged_by_name_unless_the_project_sets_a_log_formatter():
+    assert applied_settings({})["LOG_FORMATTER"] is DedupLogFormatter
+    own = applied_settings({"LOG_FORMATTER": "scrapy.logformatter.LogFormatter"})
+    assert own["LOG_FORMATTER"] == "scrapy.logformatter.LogFormatter"
 
 
 def test_project_can_switch_the_log_line_off():

@@ -179,6 +179,9 @@ def test_crawl_keeps_one_item_per_headline(demo_site_server, tmp_path):
     assert sorted(item["headline"] for item in kept) == sorted(headlines)
     dropped = int(re.search(r"'dedup/item/dropped': (\d+)", log).group(1))
     assert dropped == len(everything) - len(headlines)
+    # each drop is logged by its key, without the item (which holds the page here)
+    assert log.count("Dropped: Duplicate item key (headline=") == dropped
+    assert "<html" not in log
 
 
 def test_close_publishes_the_store_figures_and_a_summary(caplog):
