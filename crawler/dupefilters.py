@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals as scrapy_signals
 from scrapy.core.scheduler import Scheduler as ScrapyScheduler
 from scrapy.dupefilters import BaseDupeFilter
-from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 from scrapy.utils.request import referer_str, request_from_dict
@@ -32,6 +31,7 @@ from scrapy.utils.request import referer_str, request_from_dict
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.audit import URL_LEVEL, AuditLog
+from crawler.closing import close_spider
 from crawler.frontier import Frontier
 from crawler.generations import Generations
 from crawler.middlewares import META_UNCHECKED, FrontierMiddleware
@@ -637,12 +637,7 @@ class URLDupeFilter(BaseDupeFilter):
                 "met meanwhile are not crawled",
                 {"error": error},
             )
-            try:
-                engine = self.crawler.engine
-            except RuntimeError:  # no crawl running (a dupefilter used on its own)
-                engine = None
-            if engine is not None:
-                deferred_from_coro(engine.close_spider_async(reason="dedup_redis_unavailable"))
+            close_spider(self.crawler, "dedup_redis_unavailable")
         self._unchecked = request
         return False
 
@@ -671,12 +666,7 @@ class URLDupeFilter(BaseDupeFilter):
                 "error": error,
             },
         )
-        try:
-            engine = self.crawler.engine
-        except RuntimeError:  # no crawl running (a dupefilter used on its own)
-            engine = None
-        if engine is not None:
-            deferred_from_coro(engine.close_spider_async(reason="dedup_state_unwritable"))
+        close_spider(self.crawler, "dedup_state_unwritable")
 
     @staticmethod
     def _is_redirect(request: Request) -> bool:

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
-from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.threads import deferToThread
 
 from crawler import defaults
 from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, AuditLog
 from crawler.bodies import BodyCache, body_key
+from crawler.closing import close_spider
 from crawler.dupefilters import (
     FILL_WARNING_RATIO,
     REDIS_BACKENDS,
@@ -335,12 +335,7 @@ class NearDuplicatePipeline:
                 "error": error,
             },
         )
-        try:
-            engine = self.crawler.engine
-        except RuntimeError:  # no crawl running (the pipeline used on its own)
-            return
-        if engine is not None:
-            deferred_from_coro(engine.close_spider_async(reason="dedup_state_unwritable"))
+        close_spider(self.crawler, "dedup_state_unwritable")
 
     def _decide(
         self, url: str, text: Any, html: Any, encoding: str | None
@@ -743,12 +738,7 @@ class ItemKeyPipeline:
             "this item is kept unchecked",
             {"error": error},
         )
-        try:
-            engine = self.crawler.engine
-        except RuntimeError:  # no crawl running (the pipeline used on its own)
-            return
-        if engine is not None:
-            deferred_from_coro(engine.close_spider_async(reason="dedup_redis_unavailable"))
+        close_spider(self.crawler, "dedup_redis_unavailable")
 
 
 def _jsonable(value: Any) -> Any:

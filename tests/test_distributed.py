@@ -130,6 +130,13 @@ def test_crawl_stops_when_redis_goes_away(demo_site_process_factory, redis_serve
     assert server.hits()["total"] < len(server.model().resources)
 
 
+def ended(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run a crawl *command* to its end, whatever its exit code; its log in ``stderr``."""
+    return subprocess.run(
+        command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
+    )
+
+
 @pytest.mark.parametrize(
     ("joining", "differs"),
     [
@@ -154,21 +161,12 @@ def test_a_worker_with_other_rules_or_backend_refuses_before_its_spider_opens(
         arguments = [argument for item in settings.items() for argument in ("-s", "=".join(item))]
         return scrapy_crawl_command(server.url, *arguments)
 
-    first = subprocess.run(
-        command(shared), cwd=REPO_ROOT, env=_child_env(), capture_output=True, timeout=120
-    )
+    first = ended(command(shared))
     assert first.returncode == 0
     client = RedisConnection(redis_server.url).client
     store = {key: client.dump(key) for key in client.keys("*")}
     server.reset()
-    joined = subprocess.run(
-        command({**shared, **joining}),
-        cwd=REPO_ROOT,
-        env=_child_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    joined = ended(command({**shared, **joining}))
     assert joined.returncode == 1
     assert "RedisSignatureMismatch" in joined.stderr
     assert differs in joined.stderr
@@ -185,14 +183,7 @@ def test_an_unreachable_redis_stops_the_crawl_before_its_spider_opens(
     closed_port = redis_server.port + 1
     url = f"redis://:hunter2@127.0.0.1:{closed_port}/0?password=hunter2"
     arguments = ("-s", "DEDUP_URL_BACKEND=redis", "-s", f"REDIS_URL={url}")
-    crawl = subprocess.run(
-        scrapy_crawl_command(server.url, *arguments),
-        cwd=REPO_ROOT,
-        env=_child_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    crawl = ended(scrapy_crawl_command(server.url, *arguments))
     assert crawl.returncode == 1
     shown = f"redis://:***@127.0.0.1:{closed_port}/0?password=***"
     assert f"RedisUnavailable: cannot reach Redis at {shown} (REDIS_URL)" in crawl.stderr

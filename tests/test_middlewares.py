@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from scrapy import Request, Spider, signals
+from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
@@ -16,22 +17,29 @@ class NamedSpider(Spider):
     name = "named"
 
 
+def parent_response() -> tuple[Crawler, FrontierMiddleware, HtmlResponse, list[str]]:
+    """A middleware, the response of a parent request whose output it is to see, and the
+    URLs it reports finished (filled as it reports them)."""
+    crawler = get_crawler(NamedSpider)
+    middleware = FrontierMiddleware.from_crawler(crawler)
+    finished: list[str] = []
+
+    def record(request: Request) -> None:
+        finished.append(request.url)
+
+    crawler.signals.connect(record, signal=dedup_signals.request_finished, weak=False)
+    parent = Request("http://a.test/parent")
+    response = HtmlResponse(parent.url, body=b"<html></html>", request=parent)
+    return crawler, middleware, response, finished
+
+
 def finished_requests_after(children_meta: list[dict]) -> list[str]:
     """Run one parent's callback output through the middleware and the scheduler's
     ``request_scheduled`` signal, children marked with *children_meta*; return the
     URLs reported finished."""
 
     async def body() -> list[str]:
-        crawler = get_crawler(NamedSpider)
-        middleware = FrontierMiddleware.from_crawler(crawler)
-        finished: list[str] = []
-
-        def record(request: Request) -> None:
-            finished.append(request.url)
-
-        crawler.signals.connect(record, signal=dedup_signals.request_finished)
-        parent = Request("http://a.test/parent")
-        response = HtmlResponse(parent.url, body=b"<html></html>", request=parent)
+        crawler, middleware, response, finished = parent_response()
         children = [Request(f"http://a.test/{n}") for n in range(len(children_meta))]
         for child in middleware.process_spider_output(response, children):
             crawler.signals.send_catch_log(signals.request_scheduled, request=child, spider=None)
@@ -56,16 +64,7 @@ def test_a_parent_finishes_once_every_item_of_it_left_the_pipelines():
     """Until then a kill must leave it unfinished: its items may not be in the feed."""
 
     async def body() -> list[list[str]]:
-        crawler = get_crawler(NamedSpider)
-        middleware = FrontierMiddleware.from_crawler(crawler)
-        finished: list[str] = []
-
-        def record(request: Request) -> None:
-            finished.append(request.url)
-
-        crawler.signals.connect(record, signal=dedup_signals.request_finished)
-        parent = Request("http://a.test/parent")
-        response = HtmlResponse(parent.url, body=b"<html></html>", request=parent)
+        crawler, middleware, response, finished = parent_response()
         items = [{"n": n} for n in range(3)]
         for _ in middleware.process_spider_output(response, items):
             pass
