@@ -33,8 +33,10 @@ from crawler import signals as dedup_signals
 from crawler.audit import URL_LEVEL, AuditLog
 from crawler.closing import close_spider
 from crawler.frontier import Frontier
+from crawler.frontier import journal_path as frontier_journal_path
 from crawler.generations import Generations
 from crawler.middlewares import META_UNCHECKED, FrontierMiddleware
+from crawler.persistence import check_file
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.request_keys import KEY_VERSION, request_key
 from crawler.state_lock import check_state_dir_free, lock_state_dir, unlock_state_dir
@@ -123,8 +125,8 @@ def state_dir_from_settings(settings: BaseSettings, *, check_free: bool = True) 
 def check_url_state(settings: BaseSettings, spider_name: str) -> None:
     """Check the URL level's state before the crawl starts, so that a crawl that cannot use
     it stops as a bad setting stops it, before its spider opens: a local state directory
-    that lost its journal or its snapshot raises
-    :class:`~crawler.persistence.StateFileError` (headers only); a shared store raises
+    that lost its journal or its snapshot, or whose files are damaged, raises
+    :class:`~crawler.persistence.StateFileError`; a shared store raises
     :class:`~crawler.redis_access.RedisUnavailable` when Redis cannot be reached, and
     :class:`~crawler.redis_access.RedisSignatureMismatch` when it was built with other
     rules or by another backend (a store without a signature yet gets this crawl's)."""
@@ -136,6 +138,7 @@ def check_url_state(settings: BaseSettings, spider_name: str) -> None:
     state_dir = state_dir_from_settings(settings)
     if state_dir is not None:
         check_state_files(state_dir)
+        check_file(frontier_journal_path(state_dir))
 
 
 def _bloom_sizing(

@@ -25,11 +25,16 @@ _FINISHED = b"F"
 _QUEUE_PERSISTED = b"Q"
 
 
+def journal_path(state_dir: Path) -> Path:
+    """Where the frontier of the crawl with *state_dir* keeps its journal."""
+    return state_dir / "frontier.journal"
+
+
 class Frontier:
     """Journal of scheduled and finished request keys in *state_dir*."""
 
     def __init__(self, state_dir: Path, signature: Mapping[str, Any]) -> None:
-        self.journal = Journal(state_dir / "frontier.journal", "frontier", signature)
+        self.journal = Journal(journal_path(state_dir), "frontier", signature)
 
     def open(self) -> tuple[list[bytes], bool]:
         """Load what the last run left unfinished.

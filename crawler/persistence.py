@@ -77,8 +77,8 @@ def _decode_header(path: Path, data: bytes, magic: bytes) -> tuple[dict[str, Any
     (size,) = _HEADER_SIZE.unpack_from(data, len(magic))
     try:
         header = json.loads(data[size_end : size_end + size])
-    except ValueError as exc:
-        raise StateFileError(f"{path} has an unreadable header: {exc}") from exc
+    except ValueError as exc:  # the message says it all: one traceback, not two
+        raise StateFileError(f"{path} has an unreadable header: {exc}") from None
     if not isinstance(header, dict):
         raise StateFileError(f"{path} has an unreadable header")
     return header, size_end + size
@@ -167,13 +167,35 @@ def read_snapshot(
     header, offset = _decode_header(path, data, _SNAPSHOT_MAGIC)
     _check_header(path, header, kind, signature)
     payload = data[offset:]
+    _check_payload(path, header, payload)
+    return dict(header.get("params", {})), payload
+
+
+def _check_payload(path: Path, header: Mapping[str, Any], payload: bytes) -> None:
     if len(payload) != header.get("payload_size") or (
         hashlib.sha256(payload).hexdigest() != header.get("payload_sha256")
     ):
         raise StateFileError(
             f"{path} is corrupt: its content does not match the checksum in its header"
         )
-    return dict(header.get("params", {})), payload
+
+
+def check_file(path: Path) -> None:
+    """Raise :class:`StateFileError` when the snapshot or journal at *path* is damaged:
+    an unreadable header, a snapshot whose content fails its checksum, a journal record
+    before the last that fails its own (a torn last record is what a kill leaves, and
+    opening drops it). Its kind and rules are not checked. A missing file passes."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    if data.startswith(_JOURNAL_MAGIC):
+        _, offset = _decode_header(path, data, _JOURNAL_MAGIC)
+        for _ in _records(path, data, offset):
+            pass
+    else:
+        header, offset = _decode_header(path, data, _SNAPSHOT_MAGIC)
+        _check_payload(path, header, data[offset:])
 
 
 def read_header(path: Path) -> dict[str, Any] | None:
@@ -193,6 +215,24 @@ def read_header(path: Path) -> dict[str, Any] | None:
     magic = _JOURNAL_MAGIC if data.startswith(_JOURNAL_MAGIC) else _SNAPSHOT_MAGIC
     header, _ = _decode_header(path, data, magic)
     return header
+
+
+def _records(path: Path, data: bytes, offset: int) -> Iterator[tuple[bytes, int]]:
+    """The complete records of a journal's *data* from *offset*, each with where it ends;
+    a torn last record is left out, a damaged one before it raises."""
+    frame_size = _RECORD_FRAME.size
+    while offset + frame_size <= len(data):
+        size, crc = _RECORD_FRAME.unpack_from(data, offset)
+        end = offset + frame_size + size
+        if end > len(data):
+            return  # torn tail
+        record = data[offset + frame_size : end]
+        if zlib.crc32(record) != crc:
+            if end == len(data):
+                return  # torn tail whose length field made it to disk
+            raise StateFileError(f"{path} is corrupt: record at byte {offset} fails its checksum")
+        offset = end
+        yield record, offset
 
 
 class Journal:
@@ -260,14 +300,17 @@ class Journal:
 
     def check_files(self) -> None:
         """Raise :class:`StateFileError` when the journal or the snapshot it completes is
-        missing while the other is there, reading the journal's header only: a crawl
-        checks this before it starts, so that it stops before its first request."""
+        missing while the other is there, or damaged (:func:`check_file`): a crawl checks
+        this while it is built, so that it stops before its spider opens."""
         if not self.path.exists():
             self._check_snapshot_without_journal()
         elif self.path.stat().st_size:
             header = read_header(self.path)
             if header is not None:
                 self._check_journal_without_snapshot(header)
+        check_file(self.path)
+        if self.snapshot is not None:
+            check_file(self.snapshot)
 
     def _check_snapshot_without_journal(self) -> None:
         if self.snapshot is not None and self.snapshot.exists():
@@ -312,21 +355,7 @@ class Journal:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
 
     def _iter_records(self, data: bytes, offset: int) -> Iterator[tuple[bytes, int]]:
-        frame_size = _RECORD_FRAME.size
-        while offset + frame_size <= len(data):
-            size, crc = _RECORD_FRAME.unpack_from(data, offset)
-            end = offset + frame_size + size
-            if end > len(data):
-                return  # torn tail
-            record = data[offset + frame_size : end]
-            if zlib.crc32(record) != crc:
-                if end == len(data):
-                    return  # torn tail whose length field made it to disk
-                raise StateFileError(
-                    f"{self.path} is corrupt: record at byte {offset} fails its checksum"
-                )
-            offset = end
-            yield record, offset
+        return _records(self.path, data, offset)
 
     def _header(self) -> dict[str, Any]:
         header: dict[str, Any] = {

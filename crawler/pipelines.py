@@ -39,6 +39,7 @@ from crawler.dupefilters import (
     REDIS_BACKENDS,
     redis_seen_store,
     seen_set_factory,
+    snapshot_every_from_settings,
     state_dir_from_settings,
     state_dir_setting,
     url_backend_from_settings,
@@ -208,7 +209,9 @@ class NearDuplicatePipeline:
         elif self.state_dir is not None:
             lock_state_dir(self.state_dir, state_dir_setting(self.crawler.settings))
             self._locked = True
-            self.detector.open(self.state_dir)
+            self.detector.open(
+                self.state_dir, snapshot_every=snapshot_every_from_settings(self.crawler.settings)
+            )
             logger.info(
                 "Content dedup state in %(dir)s: %(count)d documents from earlier runs",
                 {"dir": self.state_dir, "count": len(self.detector)},

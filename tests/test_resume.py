@@ -265,6 +265,60 @@ def test_a_deleted_state_file_is_refused_not_reset(demo_site_process_factory, tm
     assert server.hits()["total"] == 0
 
 
+def damage(path: Path) -> None:
+    """Flip one byte of a state file where no kill could have: in a journal's first record
+    when another follows it (else in its header), or in a snapshot's content. (The format:
+    8 magic bytes, the header's size in 4 bytes, the header; a record: its size and CRC in
+    4 bytes each, then itself.)"""
+    data = bytearray(path.read_bytes())
+    header_end = 12 + int.from_bytes(data[8:12], "big")
+    if not data.startswith(b"DEDUPJNL"):
+        at = len(data) - 1
+    elif header_end + 8 <= len(data) and header_end + 8 + int.from_bytes(
+        data[header_end : header_end + 4], "big"
+    ) < len(data):
+        at = header_end + 8
+    else:
+        at = 14
+    data[at] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        "seen-urls.snapshot",
+        "seen-urls.journal",
+        "frontier.journal",
+        "content-index.snapshot",
+        "content-index.journal",
+    ],
+)
+def test_a_damaged_state_file_is_refused_before_the_spider_opens(
+    demo_site_process_factory, tmp_path, damaged
+):
+    """A corrupt file is never read as empty: the crawl stops while it is built, with one
+    error naming the file (before: the spider opened and closed under follow-on
+    tracebacks)."""
+    server = demo_site_process_factory()
+    # snapshots every 5 additions, and journals with records after them
+    command = crawl_command(server.url, tmp_path / "job", {"DEDUP_SNAPSHOT_EVERY": "5"})
+    kill_mid_crawl(server, command, after_hits=30)
+    damage(tmp_path / "job" / damaged)
+    server.reset()
+    completed = subprocess.run(
+        command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode != 0
+    path = re.escape(str(tmp_path / "job" / damaged))
+    assert re.search(
+        rf"StateFileError: {path} (is corrupt|has an unreadable header)", completed.stderr
+    )
+    assert "Spider opened" not in completed.stderr
+    assert completed.stderr.count("Traceback") == 1
+    assert server.hits()["total"] == 0
+
+
 @pytest.mark.parametrize("content_dedup", [True, False])
 def test_a_second_crawl_on_the_same_jobdir_is_refused(
     demo_site_process_factory, tmp_path, content_dedup
