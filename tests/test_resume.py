@@ -406,3 +406,32 @@ def test_a_full_state_directory_stops_the_crawl_and_loses_nothing(
     articles = {model.near_duplicates.get(page, page) for page in html_pages(model)}
     exported = {model.near_duplicates.get(page, page) for page in exported_resources(model, output)}
     assert exported == articles  # each in the feed: kept unchecked before, or kept after
+
+
+def test_a_read_only_state_directory_is_refused_before_the_spider_opens(
+    demo_site_process_factory, tmp_path
+):
+    """A read-only mount refuses writes to root too: the crawl stops while it is built,
+    naming the setting, before it downloads anything it could not record."""
+    state_dir = tmp_path / "read-only"
+    state_dir.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(state_dir)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        server = demo_site_process_factory()
+        command = crawl_command(server.url, tmp_path / "job", {"DEDUP_STATE_DIR": str(state_dir)})
+        completed = subprocess.run(
+            command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
+        )
+    finally:
+        subprocess.run(["umount", "--lazy", str(state_dir)], check=False)
+    assert completed.returncode != 0
+    assert f"DEDUP_STATE_DIR='{state_dir}' is not writable by this process" in completed.stderr
+    assert "Spider opened" not in completed.stderr
+    assert completed.stderr.count("Traceback") == 1
+    assert server.hits()["total"] == 0
