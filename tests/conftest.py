@@ -349,9 +349,16 @@ def redis_server_factory(tmp_path: Path) -> Iterator[Callable[..., RedisServerPr
 
 
 @pytest.fixture
-def redis_cluster(redis_server_factory: Callable[..., RedisServerProcess]) -> str:
-    """A Redis Cluster of three primaries on 127.0.0.1 (``redis-cli --cluster create``);
-    returns the URL of one of them."""
+def redis_cluster(redis_cluster_nodes: list[RedisServerProcess]) -> str:
+    """The URL of one primary of :func:`redis_cluster_nodes`."""
+    return redis_cluster_nodes[0].url
+
+
+@pytest.fixture
+def redis_cluster_nodes(
+    redis_server_factory: Callable[..., RedisServerProcess],
+) -> list[RedisServerProcess]:
+    """A Redis Cluster of three primaries on 127.0.0.1 (``redis-cli --cluster create``)."""
     nodes = [redis_server_factory(cluster=True) for _ in range(3)]
     subprocess.run(
         [
@@ -377,7 +384,7 @@ def redis_cluster(redis_server_factory: Callable[..., RedisServerProcess]) -> st
                 raise RuntimeError("the Redis Cluster did not become ready")
             time.sleep(0.1)
         client.close()
-    return nodes[0].url
+    return nodes
 
 
 # -- real crawls ------------------------------------------------------------------------------

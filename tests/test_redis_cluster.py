@@ -4,6 +4,7 @@ in one hash slot, so scripts and BITFIELD calls are routed to one node."""
 from __future__ import annotations
 
 import hashlib
+import time
 
 import pytest
 from scrapy import Request, Spider
@@ -14,7 +15,7 @@ from crawler.dupefilters import URLDupeFilter
 from crawler.generations import Generations
 from crawler.index.redis import RedisContentIndex
 from crawler.neardup import NearDuplicateDetector
-from crawler.redis_access import RedisConnection, RedisSignatureMismatch
+from crawler.redis_access import RedisConnection, RedisSignatureMismatch, RedisUnavailable
 from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
 
 
@@ -105,3 +106,26 @@ def test_dupefilter_and_content_index_with_the_cluster_setting(redis_cluster):
     assert first.check_and_add("https://a.test/1", text) is None
     match = second.check_and_add("https://b.test/1", text)
     assert match is not None and match.key == "https://a.test/1"
+
+
+def test_a_cluster_down_is_a_fault_met_within_seconds(redis_cluster_nodes):
+    """A primary of the cluster stops (no replica): once the others answer CLUSTERDOWN, an
+    add fails with RedisUnavailable, so DEDUP_REDIS_ON_ERROR applies, after our retries
+    only (redis-py's own ten retries blocked the reactor 12.6 s a call)."""
+    import redis
+
+    connection = RedisConnection(redis_cluster_nodes[0].url, cluster=True, retries=3)
+    store = RedisSetSeenStore(connection, "named:dupefilter")
+    store.open({"rules": 1})
+    assert store.add(keys(1)[0])
+    owner_port = connection.client.get_node_from_key(store.key).port
+    owner = redis.Redis(port=owner_port)
+    next(node for node in redis_cluster_nodes if node.port != owner_port).stop()
+    deadline = time.monotonic() + 30
+    while owner.cluster("info").get("cluster_state") == "ok":
+        assert time.monotonic() < deadline, "the cluster never noticed the stopped node"
+        time.sleep(0.2)
+    started = time.monotonic()
+    with pytest.raises(RedisUnavailable, match="refused after 3 retries: ClusterDownError"):
+        store.add(keys(2, start=1)[0])
+    assert time.monotonic() - started < 5  # measured 2.4 s: the backoff's 1.4 s, and topology
