@@ -15,17 +15,17 @@ source and licence there):
   names without a domain or wildcard;
 * mpchadwick's tracking-query-params-registry (``mpchadwick_params.csv``, Unlicense).
 
-Only names (not the files' contents) end up in the default list. A name that two or more
-registries strip on every site is a *consensus* name: it belongs in the default list unless
-it is in :data:`REVIEWED_NOT_STRIPPED`, with the reason.
+Only names (not the files' contents) end up in the default list. A name a registry strips on
+every site belongs in the default list, once reviewed as one vendor's, or else in
+:data:`REVIEWED_NOT_STRIPPED`, with the reason.
 
 Usage::
 
     python -m crawler.tracking_registries ../shared/corpus/url/tracking-params
 
-prints the consensus names the defaults do not strip yet, as entries to review and paste into
-:mod:`crawler.tracking_params` (or into :data:`REVIEWED_NOT_STRIPPED`), and exits with status 1
-when there are any.
+prints the names the defaults do not strip yet and no review kept, as entries to review and
+paste into :mod:`crawler.tracking_params` (or into :data:`REVIEWED_NOT_STRIPPED`), and exits
+with status 1 when there are any.
 """
 
 from __future__ import annotations
@@ -38,15 +38,47 @@ from pathlib import Path
 
 __all__ = ["REVIEWED_NOT_STRIPPED", "consensus_names", "global_names", "missing_from_defaults"]
 
-#: Consensus names the default list leaves alone on purpose: generic enough for a site to use
-#: them for content, or not tied to one vendor.
+#: Names the registries strip on every site that the default list leaves alone on purpose,
+#: each with the reason: generic enough for a site to use them for content, not tied to one
+#: vendor, or needed by the sites a registry excepts.
+_REVIEWED: tuple[tuple[str, str], ...] = (
+    (
+        "campaign campaign_id campaignid c_id cmpid clickid campid customid toolid rtid ncid "
+        "trk si",
+        "a generic word a site could use for its own pages (si: stripped on YouTube and "
+        "Spotify only)",
+    ),
+    ("assetid assettype siteid recipientid", "a generic id or type that selects content"),
+    ("mbid", "MusicBrainz's identifier on music sites"),
+    ("at_type", "a generic name (the tests' list of words a site could use)"),
+    ("cm_cr cm_me cm_re cm_sp", "cm_ is no one vendor's prefix"),
+    (
+        "sc_customer sc_eh sc_uid sc_llid sc_lid sc_src sc_campaign sc_channel sc_content "
+        "sc_medium sc_outcome sc_country sc_geo sc_cid s_campaign",
+        "sc_ is no one vendor's prefix (Sitecore's sc_lang, sc_site), and some select content",
+    ),
+    ("int_campaign int_content int_medium int_source int_term", "a convention, no vendor's"),
+    ("tt_content tt_medium", "tt_ is no one vendor's prefix"),
+    ("soc_src soc_trk trkcampaign spuserid ss_source", "a generic abbreviation"),
+    ("a8 maf gci ymid btag ftag cuid", "too short or too common to be one vendor's"),
+    ("erid", "a legal ad-labelling token, not a vendor's, that some sites need"),
+    ("adj_t vc_lpp h_sid h_slt", "a registry excepts sites that need it"),
+    ("line_uid lt_r srclt is_retargeting external_click_id ircid ex_cid", "a generic name"),
+    ("eblastid gpromocode gqt", "it can select the page (a newsletter, a promotion)"),
+    (
+        "personaclick_search_query personaclick_input_query recommended_by recommended_code",
+        "it carries a search query or a code the page may use",
+    ),
+    ("user_email_address", "a form field name, no vendor's"),
+    (
+        "analytics_context analytics_trace_id adfrom nx_source _bdadid _ope _clde _cldee "
+        "aiad_clid asgtbndr iclid oprtrack rtkcid uzcid beyond_uzcvid beyond_uzmcvid "
+        "vs_campaign_id janet famad_xuid nr_email_referer",
+        "no registry names its vendor",
+    ),
+)
 REVIEWED_NOT_STRIPPED: dict[str, str] = {
-    "cmpid": "an abbreviation of 'campaign id', which sites use for their own pages",
-    "sc_uid": "sc_ is no one vendor's prefix",
-    "sc_eh": "sc_ is no one vendor's prefix",
-    "sc_customer": "a customer parameter can select content",
-    "cm_me": "cm_ is no one vendor's prefix",
-    "cm_cr": "cm_ is no one vendor's prefix",
+    name: reason for names, reason in _REVIEWED for name in names.split()
 }
 
 _PLAIN_NAME = re.compile(r"[\w.-]+")
@@ -97,13 +129,14 @@ def consensus_names(folder: Path, at_least: int = 2) -> dict[str, set[str]]:
     }
 
 
-def missing_from_defaults(folder: Path) -> dict[str, set[str]]:
-    """Consensus names that the default rules keep and that no review has kept on purpose."""
+def missing_from_defaults(folder: Path, at_least: int = 1) -> dict[str, set[str]]:
+    """Names *at_least* registries strip on every site that the default rules keep and
+    that no review has kept on purpose: what a registry added since the last review."""
     from crawler.urls import UrlCanonicalizer  # the rules as a crawl applies them
 
     canonicalize = UrlCanonicalizer()
     missing = {}
-    for name, registries in consensus_names(folder).items():
+    for name, registries in consensus_names(folder, at_least).items():
         url = f"http://example.com/?{name}=1"
         if canonicalize(url) == url and name not in REVIEWED_NOT_STRIPPED:
             missing[name] = registries
@@ -117,9 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     folder = Path(arguments[0])
     missing = missing_from_defaults(folder)
-    consensus = consensus_names(folder)
+    listed = consensus_names(folder, at_least=1)
     print(
-        f"# {len(consensus)} names two or more registries strip on every site; "
+        f"# {len(listed)} names the registries strip on every site; "
         f"{len(missing)} not stripped by the defaults and not reviewed yet"
     )
     for name in sorted(missing):
