@@ -365,4 +365,529 @@ DEFAULT_STRIP_PARAMS: tuple[str, ...] = (
     "youtube.com:si",
     "youtu.be:si",
     "open.spotify.com:si",
+    # Names tracking only on the sites that define them, from the registries' site-scoped
+    # rules (Brave's lists, ClearURLs' providers, Neat URL's name@domain), reviewed one by
+    # one: a site's search, browse and content parameters stay (Amazon k and node, YouTube
+    # v and list, Google and Bing q).
+    # Amazon (www.amazon.<tld>, the 24 storefronts Brave clean-urls.json lists): affiliate tag and
+    # sub-tag, associate link ids, ref/ref_ click paths, pd_rd_*/pf_rd_* recommendation-widget
+    # ids, search-session ids (qid, sr, crid, sprefix), share/ad blobs. Brave clean-urls.json,
+    # ClearURLs 'amazon', Neat URL 'Amazon'.
+    *(
+        f"{host}:{param}"
+        for host in (
+            "www.amazon.ae",
+            "www.amazon.ca",
+            "www.amazon.cn",
+            "www.amazon.co.jp",
+            "www.amazon.co.uk",
+            "www.amazon.co.za",
+            "www.amazon.com",
+            "www.amazon.com.au",
+            "www.amazon.com.be",
+            "www.amazon.com.br",
+            "www.amazon.com.mx",
+            "www.amazon.com.tr",
+            "www.amazon.de",
+            "www.amazon.eg",
+            "www.amazon.es",
+            "www.amazon.fr",
+            "www.amazon.ie",
+            "www.amazon.in",
+            "www.amazon.it",
+            "www.amazon.nl",
+            "www.amazon.pl",
+            "www.amazon.sa",
+            "www.amazon.se",
+            "www.amazon.sg",
+        )
+        for param in (
+            "tag",
+            "ascsubtag",
+            "linkcode",
+            "linkid",
+            "ref",
+            "ref_",
+            "pd_rd_*",
+            "pf_rd_*",
+            "qid",
+            "sr",
+            "crid",
+            "sprefix",
+            "content-id",
+            "dib",
+            "dib_tag",
+            "social_share",
+            "geniuslink",
+        )
+    ),
+    # IMDb (Amazon-owned, same widget ids): Neat URL, Brave clean-urls.json, ClearURLs 'imdb.com'.
+    "imdb.com:ref_",
+    "imdb.com:pf_rd_*",
+    # YouTube share/feature markers (si is already listed): ClearURLs 'youtube' (feature, kw, pp),
+    # Neat URL (feature, kw), Brave clean-urls.json (feature, pp, source_ve_path).
+    "youtube.com:feature",
+    "youtube.com:kw",
+    "youtube.com:pp",
+    "youtube.com:source_ve_path",
+    "youtu.be:feature",
+    "youtu.be:kw",
+    "youtu.be:pp",
+    "youtu.be:source_ve_path",
+    # Instagram share ids (igshid is global): Brave query-filter.json and clean-urls.json,
+    # ClearURLs 'instagram'.
+    "instagram.com:igsh",
+    "instagram.com:ig_rid",
+    # X/Twitter referral markers: Brave query-filter.json and clean-urls.json, ClearURLs
+    # 'twitter'/'x'.
+    "twitter.com:ref_src",
+    "twitter.com:ref_url",
+    "x.com:ref_src",
+    "x.com:ref_url",
+    # Facebook click-path tokens: Brave clean-urls.json (__cft__[0], __tn__), ClearURLs 'facebook'
+    # (__cft__/__xts__[n], __tn__, mibextid, refsrc), Neat URL (refsrc).
+    "facebook.com:__tn__",
+    "facebook.com:__cft__[[][0-9]]",
+    "facebook.com:__xts__[[][0-9]]",
+    "facebook.com:mibextid",
+    "facebook.com:refsrc",
+    # LinkedIn tracking ids: Neat URL, Brave clean-urls.json (trk, trackingId, original_referer),
+    # ClearURLs 'LinkedIn' (trk, trackingId, refId, li[a-z]{2} -> lipi).
+    "linkedin.com:trk",
+    "linkedin.com:trkemail",
+    "linkedin.com:trackingid",
+    "linkedin.com:refid",
+    "linkedin.com:lipi",
+    "linkedin.com:midtoken",
+    "linkedin.com:midsig",
+    "linkedin.com:original_referer",
+    # Bing search telemetry: Neat URL 'Bing' and ClearURLs 'bing' both list these six.
+    "bing.com:cvid",
+    "bing.com:form",
+    "bing.com:qs",
+    "bing.com:sc",
+    "bing.com:sk",
+    "bing.com:sp",
+    # MSN: ClearURLs 'msn'.
+    "msn.com:cvid",
+    "msn.com:ocid",
+    # Google search (www.google.com only; Brave scopes www.google.<tld>/search): Brave
+    # clean-urls.json, ClearURLs 'google', Neat URL 'Google'.
+    "www.google.com:ved",
+    "www.google.com:ei",
+    "www.google.com:sei",
+    "www.google.com:oq",
+    "www.google.com:gs_lcrp",
+    "www.google.com:gs_lp",
+    "www.google.com:gs_lcp",
+    "www.google.com:gs_gbg",
+    "www.google.com:gs_mss",
+    "www.google.com:gs_rn",
+    "www.google.com:gws_rd",
+    "www.google.com:sca_esv",
+    "www.google.com:iflsig",
+    "www.google.com:uact",
+    # eBay tracking (Neat URL 'Ebay' _trkparms/_trksid/amdata, ClearURLs 'ebay', Brave
+    # clean-urls.json share-link params; the 14 storefronts Brave lists).
+    *(
+        f"{host}:{param}"
+        for host in (
+            "ebay.com",
+            "ebay.at",
+            "ebay.ca",
+            "ebay.co.uk",
+            "ebay.com.au",
+            "ebay.com.sg",
+            "ebay.de",
+            "ebay.es",
+            "ebay.ie",
+            "ebay.fr",
+            "ebay.it",
+            "ebay.ch",
+            "ebay.nl",
+            "ebay.pl",
+        )
+        for param in (
+            "_trkparms",
+            "_trksid",
+            "amdata",
+            "ssspo",
+            "ssrc",
+            "ssuid",
+            "widget_ver",
+        )
+    ),
+    # Etsy search-click tracking: Neat URL 'Etsy', ClearURLs 'etsy.com'.
+    "etsy.com:click_key",
+    "etsy.com:click_sum",
+    "etsy.com:organic_search_click",
+    # AliExpress experiment/tracking ids: Neat URL, ClearURLs 'aliexpress' (scm[_a-z-]* -> scm,
+    # scm_id, scm-url), Brave clean-urls.json (algo_exp_id, curPageLogUid).
+    "aliexpress.com:algo_expid",
+    "aliexpress.com:algo_pvid",
+    "aliexpress.com:algo_exp_id",
+    "aliexpress.com:btsid",
+    "aliexpress.com:ws_ab_test",
+    "aliexpress.com:spm",
+    "aliexpress.com:scm",
+    "aliexpress.com:scm_id",
+    "aliexpress.com:scm-url",
+    "aliexpress.com:gps-id",
+    "aliexpress.com:curpageloguid",
+    # Bilibili share tracking: ClearURLs 'bilibili.com'/'space.bilibili.com'.
+    "bilibili.com:spm_id_from",
+    "bilibili.com:vd_source",
+    "bilibili.com:share_source",
+    "bilibili.com:share_medium",
+    "bilibili.com:share_plat",
+    "bilibili.com:share_tag",
+    "bilibili.com:share_session_id",
+    "bilibili.com:share_from",
+    "bilibili.com:unique_k",
+    # Reddit share/deep-link tracking: ClearURLs 'reddit', Brave clean-urls.json.
+    "reddit.com:$deep_link",
+    "reddit.com:$3p",
+    "reddit.com:$original_url",
+    "reddit.com:correlation_id",
+    "reddit.com:ref_campaign",
+    "reddit.com:ref_source",
+    "reddit.com:share_id",
+    "reddit.com:rdt",
+    # TikTok share tracking: Neat URL 'TikTok', ClearURLs 'tiktok.com', Brave clean-urls.json.
+    "tiktok.com:_t",
+    "tiktok.com:_d",
+    "tiktok.com:_r",
+    "tiktok.com:u_code",
+    "tiktok.com:preview_pb",
+    "tiktok.com:is_copy_url",
+    "tiktok.com:is_from_webapp",
+    "tiktok.com:sender_device",
+    "tiktok.com:sender_web_id",
+    "tiktok.com:share_app_id",
+    "tiktok.com:share_app_name",
+    "tiktok.com:share_iid",
+    "tiktok.com:share_link_id",
+    "tiktok.com:tt_from",
+    "tiktok.com:embed_source",
+    "tiktok.com:referer_url",
+    "tiktok.com:referer_video_id",
+    # Medium: source (Neat URL, Brave clean-urls.json, ClearURLs 'medium.com').
+    "medium.com:source",
+    # New York Times: smid (Brave, ClearURLs), referringSource/sgrp/ugrp (Brave clean-urls.json).
+    "nytimes.com:smid",
+    "nytimes.com:referringsource",
+    "nytimes.com:sgrp",
+    "nytimes.com:ugrp",
+    # The Guardian: CMP (Brave clean-urls.json, ClearURLs 'theguardian.com').
+    "theguardian.com:cmp",
+    # Washington Post: itid (Brave clean-urls.json).
+    "washingtonpost.com:itid",
+    # WSJ: reflink, mod (Brave clean-urls.json).
+    "wsj.com:reflink",
+    "wsj.com:mod",
+    # Conde Nast newsletter ids: Brave clean-urls.json (20 sites), ClearURLs 'newyorker.com'.
+    *(
+        f"{host}:{param}"
+        for host in (
+            "arstechnica.com",
+            "pitchfork.com",
+            "allure.com",
+            "architecturaldigest.com",
+            "bonappetit.com",
+            "cntraveler.com",
+            "epicurious.com",
+            "glamour.com",
+            "gq.com",
+            "gq-magazine.co.uk",
+            "gqitalia.it",
+            "gqmagazine.fr",
+            "newyorker.com",
+            "self.com",
+            "them.us",
+            "teenvogue.com",
+            "vanityfair.com",
+            "vogue.com",
+            "wired.com",
+            "wired.co.uk",
+        )
+        for param in (
+            "bxid",
+            "cndid",
+            "esrc",
+            "mbid",
+        )
+    ),
+    # Wired internal campaign: ClearURLs 'wired.com'.
+    "wired.com:intcid",
+    # CBS / Paramount sites: Brave clean-urls.json (ftag, intcid), ClearURLs 'cnet'/'gamespot'
+    # (ftag).
+    *(
+        f"{host}:{param}"
+        for host in (
+            "cbsnews.com",
+            "cbssports.com",
+            "cnet.com",
+            "gamespot.com",
+            "insideedition.com",
+            "paramountplus.com",
+        )
+        for param in (
+            "ftag",
+            "intcid",
+        )
+    ),
+    # Bloomberg: Brave clean-urls.json.
+    "bloomberg.com:trk",
+    "bloomberg.com:in_source",
+    "bloomberg.com:leadsource",
+    "bloomberg.com:srnd",
+    "bloomberglaw.com:trk",
+    "bloomberglaw.com:in_source",
+    "bloomberglaw.com:leadsource",
+    "bloomberglaw.com:srnd",
+    # FT, The Record: trk (Brave clean-urls.json).
+    "ft.com:trk",
+    "therecord.media:trk",
+    # TechCrunch / HBR: tpcc (Brave), ncid, sr_share (ClearURLs 'techcrunch').
+    "techcrunch.com:tpcc",
+    "techcrunch.com:ncid",
+    "techcrunch.com:sr_share",
+    # HBR: tpcc (Brave clean-urls.json).
+    "hbr.org:tpcc",
+    # GitHub notification links: Brave clean-urls.json, ClearURLs 'github.com'.
+    "github.com:notification_referrer_id",
+    "github.com:email_token",
+    "github.com:email_source",
+    # Goodreads search-click markers: Brave clean-urls.json, ClearURLs 'goodreads.com'.
+    "goodreads.com:from_search",
+    "goodreads.com:from_srp",
+    # Steam store navigation tracking: ClearURLs 'steampowered'.
+    "steampowered.com:snr",
+    # Netflix: ClearURLs 'netflix'.
+    "netflix.com:trackid",
+    "netflix.com:tctx",
+    # Zillow: rtoken (Brave clean-urls.json, ClearURLs).
+    "zillow.com:rtoken",
+    # Redfin: riftinfo (ClearURLs).
+    "redfin.com:riftinfo",
+    # Eventbrite hyphenated UTM and email tracking: Brave clean-urls.json (26 storefronts).
+    *(
+        f"{host}:{param}"
+        for host in (
+            "eventbrite.at",
+            "eventbrite.be",
+            "eventbrite.ca",
+            "eventbrite.ch",
+            "eventbrite.cl",
+            "eventbrite.co",
+            "eventbrite.com.ar",
+            "eventbrite.com.au",
+            "eventbrite.com.br",
+            "eventbrite.com.mx",
+            "eventbrite.com.pe",
+            "eventbrite.co.nz",
+            "eventbrite.co.uk",
+            "eventbrite.de",
+            "eventbrite.dk",
+            "eventbrite.es",
+            "eventbrite.fi",
+            "eventbrite.fr",
+            "eventbrite.hk",
+            "eventbrite.ie",
+            "eventbrite.it",
+            "eventbrite.nl",
+            "eventbrite.pt",
+            "eventbrite.se",
+            "eventbrite.sg",
+            "eventbrite.com",
+        )
+        for param in (
+            "utm-campaign",
+            "utm-content",
+            "utm-experiment",
+            "utm-medium",
+            "utm-share-source",
+            "utm-source",
+            "utm-term",
+            "aff",
+            "email_referrer",
+            "email_subject",
+        )
+    ),
+    # Action Network email params on norml.org: ClearURLs 'norml.org'.
+    "norml.org:email_referrer",
+    "norml.org:email_subject",
+    # Change.org share tracking: ClearURLs 'change.org', Neat URL 'Campaign tracking
+    # (Change.org)'.
+    "change.org:source_location",
+    "change.org:psf_variant",
+    "change.org:share_intent",
+    "change.org:recruiter",
+    "change.org:recruited_by_id",
+    "change.org:short_display_name",
+    # Seznam (dop_*, sznclid) on Czech news sites: ClearURLs.
+    *(
+        f"{host}:{param}"
+        for host in (
+            "novinky.cz",
+            "aktualne.cz",
+            "seznamzpravy.cz",
+            "respekt.cz",
+            "faei.cz",
+            "iprima.cz",
+            "nova.cz",
+        )
+        for param in (
+            "dop_ab_variant",
+            "dop_source_zone_name",
+            "dop_req_id",
+            "dop_id",
+        )
+    ),
+    # Seznam click id: ClearURLs (respekt.cz, faei.cz, iprima.cz, nova.cz).
+    *(
+        f"{host}:{param}"
+        for host in (
+            "respekt.cz",
+            "faei.cz",
+            "iprima.cz",
+            "nova.cz",
+        )
+        for param in ("sznclid",)
+    ),
+    # Yandex redirect counter (lr is a region selector, skipped): Neat URL, ClearURLs.
+    *(
+        f"{host}:{param}"
+        for host in (
+            "yandex.ru",
+            "yandex.com",
+            "ya.ru",
+        )
+        for param in ("redircnt",)
+    ),
+    # Songkick deep-link tracking: Brave clean-urls.json.
+    "songkick.com:deep_link_campaign",
+    "songkick.com:deep_link_medium",
+    "songkick.com:deep_link_source",
+    # Threads: xmt (Brave clean-urls.json).
+    "threads.com:xmt",
+    "threads.net:xmt",
+    # Ticketweb / Fever affiliate markers: Brave clean-urls.json.
+    *(
+        f"{host}:{param}"
+        for host in (
+            "ticketweb.ca",
+            "ticketweb.com",
+            "ticketweb.ie",
+            "ticketweb.uk",
+        )
+        for param in (
+            "afsrc",
+            "camefrom",
+            "impradid",
+            "impradname",
+            "wt.mc_id",
+        )
+    ),
+    # Fever: CAMEFROM (Brave).
+    "feverup.com:camefrom",
+    # Radio-Canada: partageApp (Brave).
+    "radio-canada.ca:partageapp",
+    # GoFundMe: attribution_id (Brave).
+    "gofundme.com:attribution_id",
+    # Zoopla: search_identifier (Brave).
+    "zoopla.co.uk:search_identifier",
+    # SEEK: tracking (Brave).
+    "seek.com.au:tracking",
+    "seek.co.nz:tracking",
+    # Snapchat: ClearURLs.
+    "snapchat.com:sc_referrer",
+    "snapchat.com:sc_ua",
+    # Shopee share tracking: ClearURLs 'shopee'.
+    *(
+        f"{host}:{param}"
+        for host in (
+            "shopee.com",
+            "shopee.co.th",
+            "shopee.tw",
+        )
+        for param in (
+            "sp_atk",
+            "xptdk",
+        )
+    ),
+    # Airbnb search-click ids: ClearURLs 'airbnb' (its 13 TLDs).
+    *(
+        f"{host}:{param}"
+        for host in (
+            "airbnb.com",
+            "airbnb.ae",
+            "airbnb.ca",
+            "airbnb.co.in",
+            "airbnb.co.nz",
+            "airbnb.co.uk",
+            "airbnb.co.za",
+            "airbnb.com.au",
+            "airbnb.com.mt",
+            "airbnb.com.sg",
+            "airbnb.de",
+            "airbnb.gy",
+            "airbnb.ie",
+        )
+        for param in (
+            "federated_search_id",
+            "source_impression_id",
+        )
+    ),
+    # Nikkei: ClearURLs 'nikkei'.
+    "nikkei.com:i_cid",
+    "nikkei.com:n_cid",
+    "nikkei.com:waad",
+    "nikkei.co.jp:i_cid",
+    "nikkei.co.jp:n_cid",
+    "nikkei.co.jp:waad",
+    # Argos sponsored-product ids: ClearURLs 'argos.co.uk'.
+    "argos.co.uk:istcompanyid",
+    "argos.co.uk:istfeedid",
+    "argos.co.uk:istitemid",
+    "argos.co.uk:istbid",
+    "argos.co.uk:clickorigin",
+    # Allrecipes: ClearURLs.
+    "allrecipes.com:internalsource",
+    "allrecipes.com:referringid",
+    "allrecipes.com:referringcontenttype",
+    "allrecipes.com:clickid",
+    # Deutsche Bahn: dbkanal_[0-9]{3} (ClearURLs 'bahn.de').
+    "bahn.de:dbkanal_[0-9][0-9][0-9]",
+    # Single-site tracking names listed by ClearURLs (one each).
+    "nypost.com:__twitter_impression",
+    "80000hours.org:int_campaign",
+    "healio.com:m_bt",
+    "zoho.com:iref",
+    "gog.com:track_click",
+    "tokopedia.com:trkid",
+    "bestbuy.com:acampid",
+    "epicgames.com:epic_affiliate",
+    "cnbc.com:__source",
+    "roblox.com:refpageid",
+    "reuters.com:taid",
+    "quizlet.com:funneluuid",
+    "kahoot.it:refer_method",
+    "metro.co.uk:ito",
+    "forbes.com:sh",
+    "diepresse.com:xt_at",
+    "autoplus.fr:dr_tracker",
+    "onet.pl:srcc",
+    "mozilla.org:redirect_source",
+    "weibo.com:dt_dapp",
+    "weibo.cn:dt_dapp",
+    "fiverr.com:context_referrer",
+    "fiverr.com:ref_ctx_id",
+    "cafepedagogique.net:actid",
+    "cafepedagogique.net:actcampaigntype",
+    "cafepedagogique.net:actsource",
+    "tchibo.de:wbdcd",
+    "moosejaw.com:spuserid",
+    "caseking.de:spartner",
+    "office-partner.de:spartner",
 )
