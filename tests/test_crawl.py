@@ -7,6 +7,7 @@ import random
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 from urllib.parse import urljoin, urlsplit
@@ -331,3 +332,32 @@ def test_a_body_served_at_two_urls_is_extracted_once(twice_served_site: str) -> 
     assert (unique, exact) == (6, 5)  # the index and five articles; five copies dropped
     assert items == 6
     assert same_body == 5  # every copy was decided from its body's hash, not extracted
+
+
+def test_a_page_recrawled_after_its_ttl_is_not_a_copy_of_itself(
+    demo_site_process_factory, tmp_path: Path
+) -> None:
+    """DEDUP_URL_TTL lets the next crawl download every page again; the content level has
+    their texts already, and lets each through as a re-fetch of itself: the second crawl
+    exports what the first did."""
+    server = demo_site_process_factory()
+    settings = ("-s", "DEDUP_URL_TTL=12", "-s", f"DEDUP_STATE_DIR={tmp_path / 'state'}")
+
+    def crawl(name: str) -> tuple[set[str], str]:
+        output = tmp_path / f"{name}.jsonl"
+        log = run_scrapy(
+            scrapy_crawl_command(
+                server.url, *settings, *QUICK, *ADDON, *ORIGINALS_FIRST, "-O", str(output)
+            )
+        )
+        return {json.loads(line)["url"] for line in output.read_text("utf-8").splitlines()}, log
+
+    first, _ = crawl("first")
+    downloads = server.hits()["total"]
+    time.sleep(12 + 3 + 1)  # the TTL, one 3 s slice late at most, and a margin
+    server.reset()
+    second, log = crawl("second")
+    assert server.hits()["total"] == downloads  # every page again
+    assert second == first
+    assert final_stat(log, "dedup/content/refetched") == len(first)
+    assert final_stat(log, "dedup/content/unique") == 0
