@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from itemadapter import ItemAdapter
+from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 from twisted.internet.threads import deferToThread
@@ -602,6 +603,14 @@ class ItemKeyPipeline:
         self._missing_warned: set[str] = set()
         self._closing_for_redis = False
         self._state_dir: Path | None = None
+        # a local store records a key once its item left the pipelines (see _is_new)
+        self._pending: dict[bytes, int] = {}
+        for item_left in (
+            scrapy_signals.item_scraped,
+            scrapy_signals.item_dropped,
+            scrapy_signals.item_error,
+        ):
+            crawler.signals.connect(self._item_left, signal=item_left)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -658,6 +667,10 @@ class ItemKeyPipeline:
     def _close(self) -> None:
         if self._audit is not None:
             self._audit.close()
+        # keys still pending went out in items a later pipeline replaced by another object
+        for key in self._pending:
+            self.seen.add(key)
+        self._pending.clear()
         try:
             store_stats = self.seen.stats()
             if isinstance(self.seen, (JournaledSeenStore, RedisSetSeenStore, RedisBloomSeenStore)):
@@ -709,7 +722,7 @@ class ItemKeyPipeline:
                 )
             return item
         try:
-            new = self.seen.add(item_key(self.fields, values))
+            new = self._is_new(item_key(self.fields, values), item)
         except RedisUnavailable as exc:
             self._redis_unavailable(exc)
             return item
@@ -730,6 +743,32 @@ class ItemKeyPipeline:
             )
         shown = ", ".join(f"{field}={value!r}" for field, value in key_values.items())
         raise DuplicateItem(f"Duplicate item key ({shown}) seen before", log_level="INFO")
+
+    def _is_new(self, key: bytes, item: Any) -> bool:
+        """Whether *key* is new. A shared store records it at once (one atomic call, so
+        workers agree). A local store records it only once its item has left the pipelines
+        (scraped, and written by the feeds, on the same signal): an item a kill takes before
+        that is not dropped on the restart as a repeat of itself. Meanwhile the key is
+        pending, and an item with the same key is a repeat."""
+        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+            return self.seen.add(key)
+        if key in self.seen or key in self._pending:
+            return False
+        self._pending[key] = id(item)
+        return True
+
+    def _item_left(self, item: Any, signal: Any = None, **kwargs: Any) -> None:
+        if not self._pending:
+            return
+        values = [ItemAdapter(item).get(field) for field in self.fields]
+        if any(value is None for value in values):
+            return
+        key = item_key(self.fields, values)
+        if self._pending.get(key) != id(item):
+            return  # not the item that made it pending (a repeat of it, dropped here)
+        del self._pending[key]
+        if signal is scrapy_signals.item_scraped:
+            self.seen.add(key)
 
     def _redis_unavailable(self, error: RedisUnavailable) -> None:
         self.stats.inc_value("dedup/item/unchecked")

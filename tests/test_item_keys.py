@@ -8,7 +8,7 @@ import re
 from collections import Counter
 
 import pytest
-from scrapy import Spider
+from scrapy import Spider, signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.test import get_crawler
 
@@ -30,12 +30,40 @@ def pipeline(**settings: object) -> ItemKeyPipeline:
     return built
 
 
-def outcome(pipeline: ItemKeyPipeline, item: dict) -> str:
+def outcome(pipeline: ItemKeyPipeline, item: dict, *, exported: bool = True) -> str:
+    """Run *item* through the pipeline; a kept item is then scraped (as Scrapy sends
+    ``item_scraped`` once every pipeline let it through) unless not *exported*."""
     try:
         pipeline.process_item(item)
     except DropItem as exc:
+        pipeline.crawler.signals.send_catch_log(
+            signals.item_dropped, item=item, response=None, spider=None, exception=exc
+        )
         return f"dropped: {exc}"
+    if exported:
+        pipeline.crawler.signals.send_catch_log(
+            signals.item_scraped, item=item, response=None, spider=None
+        )
     return "kept"
+
+
+def test_a_key_is_recorded_once_its_item_left_the_pipelines(tmp_path):
+    """A kill between the pipeline and the feed must not make the restart drop the item as
+    a repeat of itself: a local store records a key when its item is scraped; meanwhile the
+    key is pending (a repeat is dropped), and a later pipeline's drop frees it."""
+    shop = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"], DEDUP_STATE_DIR=tmp_path)
+    first = {"sku": "1", "name": "first"}
+    assert outcome(shop, first, exported=False) == "kept"
+    assert outcome(shop, {"sku": "1", "name": "repeat"}).startswith("dropped")
+    shop.crawler.signals.send_catch_log(
+        signals.item_dropped, item=first, response=None, spider=None, exception=DropItem("x")
+    )
+    assert outcome(shop, {"sku": "1", "name": "second"}, exported=False) == "kept"
+    assert outcome(shop, {"sku": "2"}) == "kept"
+    # killed here: sku 1's item had not reached the feed, sku 2's had
+    restarted = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"], DEDUP_STATE_DIR=tmp_path)
+    assert outcome(restarted, {"sku": "1"}) == "kept"
+    assert outcome(restarted, {"sku": "2"}).startswith("dropped")
 
 
 def test_item_key_compares_values_as_json():

@@ -121,16 +121,23 @@ def test_kill_9_and_restart_downloads_every_page_once(demo_site_process_factory,
     assert all(count <= 2 for count in by_resource.values())
 
 
-def test_ten_kills_lose_no_page_and_repeat_only_work_in_flight(demo_site_process_factory, tmp_path):
+@pytest.mark.parametrize("item_keys", [False, True])
+def test_ten_kills_lose_no_page_and_repeat_only_work_in_flight(
+    demo_site_process_factory, tmp_path, item_keys
+):
     """kill -9 ten times across one crawl, then let it finish: every page is downloaded,
     and a page is downloaded again only as often as a kill caught it in flight
-    (downloaded, its links not yet all scheduled), the start page once a run."""
+    (downloaded, its links not yet all scheduled), the start page once a run; every
+    article is in the feed once, with item keys too."""
     server = demo_site_process_factory()
     model = server.model()
     resources = model.resources
     jobdir = tmp_path / "job"
     output = tmp_path / "items.jsonl"
-    command = crawl_command(server.url, jobdir, {"DEDUP_CONTENT_WORKERS": "0"})
+    settings = {"DEDUP_CONTENT_WORKERS": "0"}
+    if item_keys:  # a copy has its article's headline: dropped by either level
+        settings["DEDUP_ITEM_KEY_FIELDS"] = "headline"
+    command = crawl_command(server.url, jobdir, settings)
     command += ["-o", str(output)]  # each run appends
     caught_in_flight: Counter[str] = Counter()
     kills = 10

@@ -152,6 +152,9 @@ class JournaledSeenStore:
             raise TypeError(f"a {self.seen.kind} store cannot forget a key")
         return bool(discard(key))
 
+    def __contains__(self, key: bytes) -> bool:
+        return key in self.seen
+
     def __len__(self) -> int:
         return len(self.seen)
 
