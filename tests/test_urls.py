@@ -416,30 +416,6 @@ GENERIC_PARAM_NAMES = (
 )  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("url", "canonical"),
-    [
-        (
-            "https://www.amazon.com/dp/B0?ref=sr_1&tag=shop-20&th=1&pd_rd_w=x",
-            "https://www.amazon.com/dp/B0?th=1",
-        ),
-        ("https://www.amazon.com/s?k=lamp&qid=1&sr=8-1", "https://www.amazon.com/s?k=lamp"),
-        ("https://aws.amazon.com/ec2?ref=nav", "https://aws.amazon.com/ec2?ref=nav"),
-        ("https://shop.example/?ref=nav&tag=red", "https://shop.example/?ref=nav&tag=red"),
-        (
-            "https://www.youtube.com/watch?v=1&list=2&feature=share",
-            "https://www.youtube.com/watch?list=2&v=1",
-        ),
-        ("https://www.bing.com/search?q=lamp&form=QBLH", "https://www.bing.com/search?q=lamp"),
-        ("https://www.linkedin.com/in/someone?trk=feed", "https://www.linkedin.com/in/someone"),
-    ],
-)
-def test_site_scoped_defaults_strip_only_on_their_site(url: str, canonical: str) -> None:
-    """The registries' site-scoped names (Amazon's ref and tag...) go on that site only, and
-    never its search or content parameters (k, v, list, q)."""
-    assert canonicalize(url) == canonical
-
-
 @pytest.mark.parametrize("name", GENERIC_PARAM_NAMES)
 def test_default_patterns_never_match_generic_names(name: str) -> None:
     for host in ("example.com", "news.example.org"):
