@@ -525,7 +525,9 @@ class URLDupeFilter(BaseDupeFilter):
             _compacting(
                 self.frontier.close,
                 crawl_finished=reason == "finished",
-                queue_persisted=bool(job_dir(self.crawler.settings)),
+                # a request held back is in no queue: only its unfinished parent, in the
+                # journal, brings it back, so the next start must schedule from the journal
+                queue_persisted=bool(job_dir(self.crawler.settings)) and self._unchecked is None,
             )
         if isinstance(self.seen, JournaledSeenStore):
             self._update_store_stats()

@@ -442,21 +442,38 @@ def final_stat(log: str, name: str) -> int:
 
 
 @pytest.fixture
-def small_filesystem(tmp_path: Path) -> Iterator[tuple[Path, Callable[[], None]]]:
-    """A 256 KiB tmpfs (root only: mount), grown to 64 MiB by calling the returned
-    function; skipped where this process cannot mount one."""
-    mount_point = tmp_path / "small"
-    mount_point.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
-        capture_output=True,
-        check=False,
-    )
-    if mounted.returncode:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+def tmpfs_factory(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """Mount a tmpfs with mount *options* (``"size=256k"``, ``"ro,size=64k"``) and return
+    its directory, unmounted after the test; skips where this process cannot mount one
+    (it takes root)."""
+    mounted: list[Path] = []
+
+    def mount(options: str) -> Path:
+        mount_point = tmp_path / f"tmpfs-{len(mounted)}"
+        mount_point.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount_point)],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        mounted.append(mount_point)
+        return mount_point
+
+    yield mount
+    for mount_point in mounted:
+        subprocess.run(["umount", "--lazy", str(mount_point)], check=False)  # even while busy
+
+
+@pytest.fixture
+def small_filesystem(
+    tmpfs_factory: Callable[[str], Path],
+) -> tuple[Path, Callable[[], None]]:
+    """A 256 KiB tmpfs, grown to 64 MiB by calling the returned function."""
+    mount_point = tmpfs_factory("size=256k")
 
     def grow() -> None:
         subprocess.run(["mount", "-o", "remount,size=64m", str(mount_point)], check=True)
 
-    yield mount_point, grow
-    subprocess.run(["umount", "--lazy", str(mount_point)], check=False)  # even while busy
+    return mount_point, grow

@@ -98,14 +98,12 @@ def test_workers_with_their_own_scheduler_share_the_seen_store(
     assert set(hits["by_resource"].values()) == {1}
 
 
-def test_crawl_stops_when_redis_goes_away(demo_site_process_factory, redis_server):
-    """DEDUP_REDIS_ON_ERROR = "stop": no page is crawled without being recorded."""
-    server = demo_site_process_factory()
+def slow_crawl_once_downloading(server, settings: dict[str, str], hits: int) -> subprocess.Popen:
+    """Start a crawl of *server* with *settings* at about 20 requests a second (its log in
+    ``stderr``); return once the server has answered *hits* requests."""
     arguments = []
     for name, value in {
-        "REDIS_URL": redis_server.url,
-        "DEDUP_URL_BACKEND": "redis",
-        "REDIS_PARAMS": '{"socket_timeout": 1, "socket_connect_timeout": 1}',
+        **settings,
         "CONCURRENT_REQUESTS": "2",
         "DOWNLOAD_DELAY": "0.05",
         "LOG_LEVEL": "INFO",
@@ -120,9 +118,21 @@ def test_crawl_stops_when_redis_goes_away(demo_site_process_factory, redis_serve
         text=True,
     )
     deadline = time.monotonic() + 60
-    while server.hits()["total"] < 5:
+    while server.hits()["total"] < hits:
         assert crawl.poll() is None and time.monotonic() < deadline
         time.sleep(0.01)
+    return crawl
+
+
+def test_crawl_stops_when_redis_goes_away(demo_site_process_factory, redis_server):
+    """DEDUP_REDIS_ON_ERROR = "stop": no page is crawled without being recorded."""
+    server = demo_site_process_factory()
+    settings = {
+        "REDIS_URL": redis_server.url,
+        "DEDUP_URL_BACKEND": "redis",
+        "REDIS_PARAMS": '{"socket_timeout": 1, "socket_connect_timeout": 1}',
+    }
+    crawl = slow_crawl_once_downloading(server, settings, hits=5)
     redis_server.stop()
     _, log = crawl.communicate(timeout=120)
     assert "closing the spider (DEDUP_REDIS_ON_ERROR='stop')" in log
@@ -202,27 +212,8 @@ def test_redis_restarted_mid_crawl_loses_nothing(
     tell whether its first attempt had recorded the URL (counted)."""
     server = demo_site_process_factory()
     redis_server = redis_server_factory(appendonly=True)
-    arguments = []
-    for name, value in {
-        "REDIS_URL": redis_server.url,
-        "DEDUP_URL_BACKEND": backend,
-        "CONCURRENT_REQUESTS": "2",
-        "DOWNLOAD_DELAY": "0.05",
-        "LOG_LEVEL": "INFO",
-    }.items():
-        arguments += ["-s", f"{name}={value}"]
-    crawl = subprocess.Popen(
-        scrapy_crawl_command(server.url, *arguments),
-        cwd=REPO_ROOT,
-        env=_child_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while server.hits()["total"] < 10:
-        assert crawl.poll() is None and time.monotonic() < deadline
-        time.sleep(0.01)
+    settings = {"REDIS_URL": redis_server.url, "DEDUP_URL_BACKEND": backend}
+    crawl = slow_crawl_once_downloading(server, settings, hits=10)
     redis_server.stop()
     time.sleep(0.5)  # within the retries (0.2 + 0.4 + 0.8 s)
     redis_server.start()

@@ -368,8 +368,9 @@ def test_a_second_crawl_on_the_same_jobdir_is_refused(
     run_scrapy(command)  # the directory is free again once the first crawl ended
 
 
+@pytest.mark.parametrize("free_kib", [32, 40])
 def test_a_full_state_directory_stops_the_crawl_and_loses_nothing(
-    demo_site_process_factory, small_filesystem, tmp_path
+    demo_site_process_factory, small_filesystem, tmp_path, free_kib
 ):
     """The state directory fills up mid-crawl: the crawl stops with an error naming the
     directory and the setting, keeps every item it scraped, and once there is room again
@@ -386,8 +387,11 @@ def test_a_full_state_directory_stops_the_crawl_and_loses_nothing(
         "CONCURRENT_REQUESTS": "1",
     }
     command = [*crawl_command(server.url, tmp_path / "job", settings), "-o", str(output)]
-    filler = mount_point / "filler"  # leaves 32 KiB: the journals fill it within the crawl
-    filler.write_bytes(b"\0" * (224 * 1024))
+    # the journals fill what is left within the crawl: another component fails first with
+    # 32 KiB than with 40 (with 40, a request was held back whose parent Scrapy's saved
+    # queue does not hold: it was lost until the frontier stopped trusting that queue)
+    filler = mount_point / "filler"
+    filler.write_bytes(b"\0" * ((256 - free_kib) * 1024))
     completed = subprocess.run(
         command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
     )
@@ -416,27 +420,16 @@ def test_a_full_state_directory_stops_the_crawl_and_loses_nothing(
 
 
 def test_a_read_only_state_directory_is_refused_before_the_spider_opens(
-    demo_site_process_factory, tmp_path
+    demo_site_process_factory, tmpfs_factory, tmp_path
 ):
     """A read-only mount refuses writes to root too: the crawl stops while it is built,
     naming the setting, before it downloads anything it could not record."""
-    state_dir = tmp_path / "read-only"
-    state_dir.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(state_dir)],
-        capture_output=True,
-        check=False,
+    state_dir = tmpfs_factory("ro,size=64k")
+    server = demo_site_process_factory()
+    command = crawl_command(server.url, tmp_path / "job", {"DEDUP_STATE_DIR": str(state_dir)})
+    completed = subprocess.run(
+        command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
     )
-    if mounted.returncode:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
-        server = demo_site_process_factory()
-        command = crawl_command(server.url, tmp_path / "job", {"DEDUP_STATE_DIR": str(state_dir)})
-        completed = subprocess.run(
-            command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
-        )
-    finally:
-        subprocess.run(["umount", "--lazy", str(state_dir)], check=False)
     assert completed.returncode != 0
     assert f"DEDUP_STATE_DIR='{state_dir}' is not writable by this process" in completed.stderr
     assert "Spider opened" not in completed.stderr
