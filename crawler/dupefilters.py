@@ -33,10 +33,9 @@ from crawler import signals as dedup_signals
 from crawler.audit import URL_LEVEL, AuditLog
 from crawler.closing import close_spider
 from crawler.frontier import Frontier
-from crawler.frontier import journal_path as frontier_journal_path
+from crawler.frontier import check_files as check_frontier_files
 from crawler.generations import Generations
 from crawler.middlewares import META_UNCHECKED, FrontierMiddleware
-from crawler.persistence import check_file
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.request_keys import KEY_VERSION, request_key
 from crawler.state_lock import check_state_dir_free, lock_state_dir, unlock_state_dir
@@ -138,7 +137,8 @@ def check_url_state(settings: BaseSettings, spider_name: str) -> None:
     state_dir = state_dir_from_settings(settings)
     if state_dir is not None:
         check_state_files(state_dir)
-        check_file(frontier_journal_path(state_dir))
+        if _keeps_local_frontier(settings):
+            check_frontier_files(state_dir, state_dir / "seen-urls.journal")
 
 
 def _bloom_sizing(
@@ -242,17 +242,24 @@ def _local_queue_frontier(settings: BaseSettings, signature: dict[str, Any]) -> 
     ``crawler.schedulers.LeasingScheduler`` keeps that queue safe instead.
     """
     state_dir = state_dir_from_settings(settings)
-    if state_dir is None or not settings.getbool("DEDUP_URL_RESUME", defaults.DEDUP_URL_RESUME):
-        return None
-    # not issubclass(): Scrapy's scheduler classes accept any class with the
-    # scheduler methods as a subclass, scrapy-redis's included
-    if ScrapyScheduler not in load_object(settings["SCHEDULER"]).__mro__:
+    if state_dir is None or not _keeps_local_frontier(settings):
         return None
     frontier = Frontier(state_dir, signature)
     queue_dir = job_dir(settings)
     if queue_dir and frontier.stopped_uncleanly():
         _discard_scheduler_queue(Path(queue_dir) / "requests.queue")
     return frontier
+
+
+def _keeps_local_frontier(settings: BaseSettings) -> bool:
+    """Whether the crawl journals its scheduled requests (see :func:`_local_queue_frontier`),
+    its state directory aside."""
+    # not issubclass(): Scrapy's scheduler classes accept any class with the
+    # scheduler methods as a subclass, scrapy-redis's included
+    return (
+        settings.getbool("DEDUP_URL_RESUME", defaults.DEDUP_URL_RESUME)
+        and ScrapyScheduler in load_object(settings["SCHEDULER"]).__mro__
+    )
 
 
 def _compacting(close: Callable[..., None], **kwargs: Any) -> None:

@@ -198,6 +198,17 @@ def check_file(path: Path) -> None:
         _check_payload(path, header, data[offset:])
 
 
+def check_writable(path: Path) -> None:
+    """Raise :class:`StateFileError` when the file at *path* exists and this process may
+    not write it (a crawl appends to a journal and replaces a snapshot)."""
+    if path.exists() and not os.access(path, os.W_OK):
+        raise StateFileError(
+            f"{path} is not writable by this process, which would append to it or replace "
+            "it: give this user write access to it, or point DEDUP_STATE_DIR at another "
+            "directory"
+        )
+
+
 def read_header(path: Path) -> dict[str, Any] | None:
     """Return the header of the snapshot or journal at *path* (``kind``,
     ``signature`` and, for a snapshot, ``params``), without checking it against
@@ -300,15 +311,20 @@ class Journal:
 
     def check_files(self) -> None:
         """Raise :class:`StateFileError` when the journal or the snapshot it completes is
-        missing while the other is there, or damaged (:func:`check_file`): a crawl checks
-        this while it is built, so that it stops before its spider opens."""
+        missing while the other is there, damaged (:func:`check_file`), or not writable
+        by this process: a crawl checks this while it is built, so that it stops before
+        its spider opens. An empty journal (one created by hand in place of a lost one)
+        has no records."""
         if not self.path.exists():
             self._check_snapshot_without_journal()
         elif self.path.stat().st_size:
             header = read_header(self.path)
             if header is not None:
                 self._check_journal_without_snapshot(header)
-        check_file(self.path)
+            check_file(self.path)
+        for path in (self.path, self.snapshot):
+            if path is not None:
+                check_writable(path)
         if self.snapshot is not None:
             check_file(self.snapshot)
 

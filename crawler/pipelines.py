@@ -637,7 +637,11 @@ class ItemKeyPipeline:
         seen = new_set()
         if state_dir is not None:
             seen = JournaledSeenStore(
-                new_set, state_dir, item_signature(fields, seen), name="seen-items"
+                new_set,
+                state_dir,
+                item_signature(fields, seen),
+                name="seen-items",
+                snapshot_every=snapshot_every_from_settings(settings),
             )
             seen.journal.check_files()
         return cls(crawler, fields, seen, audit_path=audit_path)

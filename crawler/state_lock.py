@@ -20,7 +20,7 @@ import os
 import threading
 from pathlib import Path
 
-from crawler.persistence import StateFileError
+from crawler.persistence import StateFileError, check_writable
 
 __all__ = [
     "LOCK_FILE_NAME",
@@ -42,10 +42,13 @@ class StateDirInUseError(StateFileError):
 
 def check_state_dir_free(directory: Path, setting: str) -> None:
     """Raise :class:`StateDirInUseError` when another process holds *directory*
-    (whose path comes from the setting named *setting*); nothing is kept locked."""
+    (whose path comes from the setting named *setting*), and
+    :class:`~crawler.persistence.StateFileError` when this process may not write its lock
+    file; nothing is kept locked."""
     with _held_lock:
         if _key(directory) in _held or not directory.is_dir():
             return
+        check_writable(directory / LOCK_FILE_NAME)
         descriptor = _open(directory)
         try:
             _lock(descriptor, directory, setting)

@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import pwd
 import re
+import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -22,7 +27,7 @@ from crawler.frontier import Frontier
 from crawler.stores.bloom import BloomSeenSet
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Iterator
 
     from crawler.demo.site import DemoSite
     from tests.conftest import DemoSiteProcess
@@ -244,20 +249,25 @@ def test_no_warning_with_the_frontier_middleware(demo_site_process_factory, tmp_
     assert "without crawler.middlewares" not in log
 
 
-@pytest.mark.parametrize(
-    "deleted",
-    [
-        "seen-urls.snapshot",
-        "seen-urls.journal",
-        "content-index.snapshot",
-        "content-index.journal",
-    ],
-)
+STATE_FILES = [
+    "seen-urls.snapshot",
+    "seen-urls.journal",
+    "frontier.journal",
+    "content-index.snapshot",
+    "content-index.journal",
+    "seen-items.snapshot",
+    "seen-items.journal",
+]
+# with every file of the table in the README: item keys too
+WHOLE_STATE = {"DEDUP_ITEM_KEY_FIELDS": "headline"}
+
+
+@pytest.mark.parametrize("deleted", STATE_FILES)
 def test_a_deleted_state_file_is_refused_not_reset(demo_site_process_factory, tmp_path, deleted):
     """A restart never forgets silently: the crawl stops before its spider opens, as a bad
     setting stops it (one error, no other failure after it), naming the missing file."""
     server = demo_site_process_factory()
-    command = crawl_command(server.url, tmp_path / "job", {})
+    command = crawl_command(server.url, tmp_path / "job", WHOLE_STATE)
     run_scrapy(command)
     (tmp_path / "job" / deleted).unlink()
     server.reset()
@@ -270,6 +280,13 @@ def test_a_deleted_state_file_is_refused_not_reset(demo_site_process_factory, tm
     assert "Spider opened" not in completed.stderr
     assert completed.stderr.count("Traceback") == 1
     assert server.hits()["total"] == 0
+
+
+def truncate(path: Path) -> None:
+    """Cut a state file where no kill could have: a snapshot to half its size, a journal
+    inside its header (both are written whole under another name, then renamed)."""
+    data = path.read_bytes()
+    path.write_bytes(data[:10] if data.startswith(b"DEDUPJNL") else data[: len(data) // 2])
 
 
 def damage(path: Path) -> None:
@@ -291,27 +308,21 @@ def damage(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize(
-    "damaged",
-    [
-        "seen-urls.snapshot",
-        "seen-urls.journal",
-        "frontier.journal",
-        "content-index.snapshot",
-        "content-index.journal",
-    ],
-)
+@pytest.mark.parametrize("harm", [damage, truncate])
+@pytest.mark.parametrize("damaged", STATE_FILES)
 def test_a_damaged_state_file_is_refused_before_the_spider_opens(
-    demo_site_process_factory, tmp_path, damaged
+    demo_site_process_factory, tmp_path, damaged, harm
 ):
     """A corrupt file is never read as empty: the crawl stops while it is built, with one
     error naming the file (before: the spider opened and closed under follow-on
     tracebacks)."""
     server = demo_site_process_factory()
     # snapshots every 5 additions, and journals with records after them
-    command = crawl_command(server.url, tmp_path / "job", {"DEDUP_SNAPSHOT_EVERY": "5"})
+    command = crawl_command(
+        server.url, tmp_path / "job", {**WHOLE_STATE, "DEDUP_SNAPSHOT_EVERY": "5"}
+    )
     kill_mid_crawl(server, command, after_hits=30)
-    damage(tmp_path / "job" / damaged)
+    harm(tmp_path / "job" / damaged)
     server.reset()
     completed = subprocess.run(
         command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
@@ -319,7 +330,8 @@ def test_a_damaged_state_file_is_refused_before_the_spider_opens(
     assert completed.returncode != 0
     path = re.escape(str(tmp_path / "job" / damaged))
     assert re.search(
-        rf"StateFileError: {path} (is corrupt|has an unreadable header)", completed.stderr
+        rf"StateFileError: {path} (is corrupt|has an unreadable header|is truncated inside)",
+        completed.stderr,
     )
     assert "Spider opened" not in completed.stderr
     assert completed.stderr.count("Traceback") == 1
@@ -432,6 +444,79 @@ def test_a_read_only_state_directory_is_refused_before_the_spider_opens(
     )
     assert completed.returncode != 0
     assert f"DEDUP_STATE_DIR='{state_dir}' is not writable by this process" in completed.stderr
+    assert "Spider opened" not in completed.stderr
+    assert completed.stderr.count("Traceback") == 1
+    assert server.hits()["total"] == 0
+
+
+@pytest.mark.parametrize("journal", ["seen-urls.journal", "frontier.journal"])
+def test_an_empty_journal_in_place_of_a_deleted_one_goes_on(
+    demo_site_process_factory, tmp_path, journal
+):
+    """The way out that the refusal of a deleted journal names: an empty file in its place
+    goes on from what is left (a finished crawl has nothing after its snapshot, and
+    nothing pending)."""
+    server = demo_site_process_factory()
+    command = crawl_command(server.url, tmp_path / "job", {})
+    run_scrapy(command)
+    (tmp_path / "job" / journal).unlink()
+    (tmp_path / "job" / journal).touch()
+    server.reset()
+    log = run_scrapy(command)
+    assert "Traceback" not in log
+    assert "'finish_reason': 'finished'" in log
+    assert server.hits()["total"] <= 1  # the start page, which is never filtered
+
+
+def run_as_nobody(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run *command* as the user ``nobody`` (which file modes bind, unlike root)."""
+    as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *command]
+    return subprocess.run(
+        as_nobody, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def shared_tmp_dir() -> Iterator[Path]:
+    """A directory outside pytest's (which only root can enter), for another user's crawl;
+    skips unless this process is root and that user can run this checkout's Python."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("running a crawl as another user takes root and setpriv")
+    probe = run_as_nobody([sys.executable, "-c", "import crawler, scrapy"])
+    if probe.returncode:
+        pytest.skip(f"user nobody cannot run this checkout: {probe.stderr.strip()[-300:]}")
+    directory = Path(tempfile.mkdtemp(prefix="dedup-other-user-"))
+    directory.chmod(0o755)
+    yield directory
+    shutil.rmtree(directory)
+
+
+@pytest.mark.parametrize("read_only", [".", *STATE_FILES, "crawl.lock"])
+def test_state_another_user_cannot_write_is_refused_before_the_spider_opens(
+    demo_site_process_factory, shared_tmp_dir, read_only
+):
+    """The state directory, or one file in it, is read-only for the user running the
+    crawl: it stops while it is built, naming the directory or the file, before it
+    downloads anything it could not record."""
+    server = demo_site_process_factory()
+    state_dir = shared_tmp_dir / "state"
+    job_dir = shared_tmp_dir / "job"
+    # snapshots every 5 additions, so that each file exists with records after a kill
+    settings = {**WHOLE_STATE, "DEDUP_STATE_DIR": str(state_dir), "DEDUP_SNAPSHOT_EVERY": "5"}
+    command = crawl_command(server.url, job_dir, settings)
+    kill_mid_crawl(server, command, after_hits=30)
+    nobody = pwd.getpwnam("nobody")
+    for path in [shared_tmp_dir, *shared_tmp_dir.rglob("*")]:
+        os.chown(path, nobody.pw_uid, nobody.pw_gid)
+    (state_dir / read_only).chmod(0o555 if read_only == "." else 0o444)
+    server.reset()
+    completed = run_as_nobody(command)
+    assert completed.returncode != 0
+    if read_only == ".":
+        expected = rf"DEDUP_STATE_DIR='{re.escape(str(state_dir))}' is not writable by this process"
+    else:
+        expected = rf"StateFileError: {re.escape(str(state_dir / read_only))} is not writable"
+    assert re.search(expected, completed.stderr), completed.stderr[-3000:]
     assert "Spider opened" not in completed.stderr
     assert completed.stderr.count("Traceback") == 1
     assert server.hits()["total"] == 0
