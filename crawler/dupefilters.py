@@ -138,7 +138,7 @@ def check_url_state(settings: BaseSettings, spider_name: str) -> None:
     if state_dir is not None:
         check_state_files(state_dir)
         if _keeps_local_frontier(settings):
-            check_frontier_files(state_dir, state_dir / "seen-urls.journal")
+            check_frontier_files(state_dir)
 
 
 def _bloom_sizing(

@@ -30,19 +30,11 @@ def journal_path(state_dir: Path) -> Path:
     return state_dir / "frontier.journal"
 
 
-def check_files(state_dir: Path, seen_journal: Path) -> None:
+def check_files(state_dir: Path) -> None:
     """Raise :class:`~crawler.persistence.StateFileError` when the frontier's journal in
-    *state_dir* is damaged or not writable, or missing while *seen_journal* (the journal of
-    the seen store it completes) is there: a crawl checks this while it is built."""
-    path = journal_path(state_dir)
-    if not path.exists() and seen_journal.exists():
-        raise StateFileError(
-            f"{path} is missing beside {seen_journal}: the requests the last run scheduled "
-            "and did not finish are marked seen there, so they would never be crawled. "
-            f"Restore it; or create it empty (touch {path}) to go on without them; or "
-            "start afresh with DEDUP_STATE_DIR pointing at an empty directory"
-        )
-    Journal(path, "frontier", {}).check_files()
+    *state_dir* is missing (though the directory held it), damaged or not writable: a
+    crawl checks this while it is built."""
+    Journal(journal_path(state_dir), "frontier", {}).check_files()
 
 
 class Frontier:

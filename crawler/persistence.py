@@ -17,7 +17,8 @@ Every local store (seen URLs, the crash-safe frontier) persists the same way:
 A record cut short by a kill (a torn tail) is reported and dropped; a damaged
 record before the tail is corruption and raises. A journal names the snapshot it
 follows: either file missing while the other says it exists is refused, naming the
-file and the ways out.
+file and the ways out. A directory also lists every state file it has held
+(``state-files.json``), so that one deleted later, its companion with it, is refused too.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ _SNAPSHOT_MAGIC = b"DEDUPSNP"
 _JOURNAL_MAGIC = b"DEDUPJNL"
 _HEADER_SIZE = struct.Struct(">I")
 _RECORD_FRAME = struct.Struct(">II")  # payload length, CRC-32 of the payload
+#: The names of every state file a directory has held, as a JSON list.
+STATE_FILES_NAME = "state-files.json"
 
 
 class StateFileError(Exception):
@@ -152,6 +155,44 @@ def write_snapshot(
         "payload_sha256": hashlib.sha256(payload).hexdigest(),
     }
     replace_atomically(path, _encode_header(_SNAPSHOT_MAGIC, header) + payload)
+    _record_state_file(path)
+
+
+def _recorded_state_files(directory: Path) -> set[str]:
+    """The names :data:`STATE_FILES_NAME` lists in *directory* (none when it has no such
+    file: a directory written before it existed, or a new one)."""
+    path = directory / STATE_FILES_NAME
+    try:
+        names = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return set()
+    except ValueError:
+        names = None
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise StateFileError(
+            f"{path} is corrupt: it should list the directory's state files. Restore it, "
+            "or remove it to stop checking that none is missing"
+        )
+    return set(names)
+
+
+def _record_state_file(path: Path) -> None:
+    names = _recorded_state_files(path.parent)
+    if path.name not in names:
+        listing = json.dumps(sorted(names | {path.name})).encode()
+        replace_atomically(path.parent / STATE_FILES_NAME, listing)
+
+
+def check_not_forgotten(path: Path, way_out: str = "") -> None:
+    """Raise :class:`StateFileError` when the state file at *path* is missing though its
+    directory held it (:data:`STATE_FILES_NAME` lists it). *way_out* is added to the ways
+    out the message names (restore it, or start afresh)."""
+    if not path.exists() and path.name in _recorded_state_files(path.parent):
+        raise StateFileError(
+            f"{path} is missing, though this state directory held it ({STATE_FILES_NAME} "
+            f"lists it): what it recorded would be forgotten. Restore it; {way_out}or start "
+            "afresh with DEDUP_STATE_DIR pointing at an empty directory"
+        )
 
 
 def read_snapshot(
@@ -315,8 +356,12 @@ class Journal:
         by this process: a crawl checks this while it is built, so that it stops before
         its spider opens. An empty journal (one created by hand in place of a lost one)
         has no records."""
+        _recorded_state_files(self.path.parent)  # refused when damaged, whatever is missing
         if not self.path.exists():
             self._check_snapshot_without_journal()
+            check_not_forgotten(
+                self.path, f"or create it empty (touch {self.path}) to go on without it; "
+            )
         elif self.path.stat().st_size:
             header = read_header(self.path)
             if header is not None:
@@ -326,6 +371,7 @@ class Journal:
             if path is not None:
                 check_writable(path)
         if self.snapshot is not None:
+            check_not_forgotten(self.snapshot)
             check_file(self.snapshot)
 
     def _check_snapshot_without_journal(self) -> None:
@@ -385,6 +431,7 @@ class Journal:
 
     def _write_empty(self) -> None:
         replace_atomically(self.path, _encode_header(_JOURNAL_MAGIC, self._header()))
+        _record_state_file(self.path)
 
     @property
     def is_open(self) -> bool:

@@ -136,14 +136,17 @@ def test_close_summary_and_state_files(dedup_crawl: DedupCrawl, demo_site_model:
         f"Content dedup: {exact + near} items dropped (exact: {exact}, near: {near}), "
         f"{unique} unique, 0 without text"
     )
-    assert sorted(path.name for path in state_dir.iterdir()) == [
+    state_files = [
         "content-index.journal",
         "content-index.snapshot",
-        "crawl.lock",
         "frontier.journal",
         "seen-urls.journal",
         "seen-urls.snapshot",
     ]
+    assert sorted(path.name for path in state_dir.iterdir()) == sorted(
+        [*state_files, "crawl.lock", "state-files.json"]
+    )
+    assert json.loads((state_dir / "state-files.json").read_text()) == state_files
 
 
 def test_demo_command_compares_with_stock_scrapy() -> None:

@@ -525,6 +525,7 @@ def test_documents_persist_across_instances(tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == [
         "content-index.journal",
         "content-index.snapshot",
+        "state-files.json",
     ]
     restarted = NearDuplicateDetector()
     restarted.open(tmp_path)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import textwrap
 import pytest
 
 from crawler.persistence import (
+    STATE_FILES_NAME,
     Journal,
     StateFileError,
     read_header,
@@ -271,3 +273,44 @@ def test_a_journal_before_any_snapshot_needs_none(tmp_path):
     assert "snapshot" not in read_header(journal.path)
     again = Journal(journal.path, journal.kind, SIGNATURE, snapshot=snapshot)
     assert again.read() == [b"first"]
+
+
+def test_a_store_whose_files_are_both_gone_is_refused(tmp_path):
+    """The directory lists every state file it held: deleting a journal with its snapshot
+    forgets as much as deleting one of them."""
+    snapshot, journal = journal_after_a_snapshot(tmp_path)
+    assert json.loads((tmp_path / STATE_FILES_NAME).read_text()) == [
+        "seen-urls.journal",
+        "seen-urls.snapshot",
+    ]
+    snapshot.unlink()
+    journal.path.unlink()
+    again = Journal(journal.path, journal.kind, SIGNATURE, snapshot=snapshot)
+    with pytest.raises(StateFileError, match=f"{journal.path} is missing, though this state"):
+        again.check_files()
+    journal.path.touch()  # the way out the error names for a journal
+    with pytest.raises(StateFileError, match=f"{snapshot} is missing"):
+        again.check_files()
+    (tmp_path / STATE_FILES_NAME).unlink()  # the other: start afresh
+    journal.path.unlink()
+    again.check_files()
+
+
+def test_a_directory_without_the_list_of_its_files_is_checked_as_before(tmp_path):
+    """A directory written before the list existed (or with the list removed) has nothing
+    listed: its files are checked in pairs only, and the list is written from then on."""
+    snapshot, journal = journal_after_a_snapshot(tmp_path)
+    (tmp_path / STATE_FILES_NAME).unlink()
+    Journal(journal.path, journal.kind, SIGNATURE, snapshot=snapshot).check_files()
+    fresh = Journal(tmp_path / "frontier.journal", "frontier", SIGNATURE)
+    fresh.open(lambda record: None)
+    fresh.close()
+    assert json.loads((tmp_path / STATE_FILES_NAME).read_text()) == ["frontier.journal"]
+
+
+def test_a_damaged_list_of_state_files_is_refused(tmp_path):
+    snapshot, journal = journal_after_a_snapshot(tmp_path)
+    (tmp_path / STATE_FILES_NAME).write_text('{"seen-urls.journal": 1}')
+    again = Journal(journal.path, journal.kind, SIGNATURE, snapshot=snapshot)
+    with pytest.raises(StateFileError, match=f"{STATE_FILES_NAME} is corrupt"):
+        again.check_files()

@@ -262,21 +262,27 @@ STATE_FILES = [
 WHOLE_STATE = {"DEDUP_ITEM_KEY_FIELDS": "headline"}
 
 
-@pytest.mark.parametrize("deleted", STATE_FILES)
+@pytest.mark.parametrize(
+    "deleted", [*STATE_FILES, "seen-urls.*", "content-index.*", "seen-items.*"]
+)
 def test_a_deleted_state_file_is_refused_not_reset(demo_site_process_factory, tmp_path, deleted):
     """A restart never forgets silently: the crawl stops before its spider opens, as a bad
-    setting stops it (one error, no other failure after it), naming the missing file."""
+    setting stops it (one error, no other failure after it), naming the missing file; a
+    store's snapshot and journal deleted together too."""
     server = demo_site_process_factory()
     command = crawl_command(server.url, tmp_path / "job", WHOLE_STATE)
     run_scrapy(command)
-    (tmp_path / "job" / deleted).unlink()
+    files = list((tmp_path / "job").glob(deleted))
+    assert len(files) == (2 if "*" in deleted else 1)
+    for path in files:
+        path.unlink()
     server.reset()
     completed = subprocess.run(
         command, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True, timeout=120
     )
     assert completed.returncode != 0
-    missing = tmp_path / "job" / deleted
-    assert re.search(rf"StateFileError: {re.escape(str(missing))} is missing", completed.stderr)
+    missing = re.escape(str(tmp_path / "job" / deleted)).replace(r"\*", "(journal|snapshot)")
+    assert re.search(rf"StateFileError: {missing} is missing", completed.stderr)
     assert "Spider opened" not in completed.stderr
     assert completed.stderr.count("Traceback") == 1
     assert server.hits()["total"] == 0
