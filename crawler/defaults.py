@@ -83,6 +83,12 @@ DEDUP_REDIS_CLUSTER = False
 #: Redis key prefix of the shared content index (``%(spider)s``: the spider's name).
 DEDUP_REDIS_CONTENT_KEY = "%(spider)s:content"
 
+#: Seconds Redis calls may wait in all for a server that fails (retries, and each
+#: call's wait for an answer, unless ``REDIS_PARAMS`` sets socket timeouts); after
+#: that a server that does not answer is left alone for 5 s at a time, and calls meet
+#: ``DEDUP_REDIS_ON_ERROR`` at once.
+DEDUP_REDIS_FAULT_BUDGET = 2.0
+
 #: Redis key of the shared item-key store (``DEDUP_ITEM_KEY_FIELDS``).
 DEDUP_REDIS_ITEM_KEY = "%(spider)s:items"
 

@@ -36,7 +36,12 @@ from crawler.frontier import Frontier
 from crawler.frontier import check_files as check_frontier_files
 from crawler.generations import Generations
 from crawler.middlewares import META_UNCHECKED, FrontierMiddleware
-from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
+from crawler.redis_access import (
+    PROBE_INTERVAL,
+    RedisUnavailable,
+    connection_from_settings,
+    redact,
+)
 from crawler.request_keys import KEY_VERSION, request_key
 from crawler.state_lock import check_state_dir_free, lock_state_dir, unlock_state_dir
 from crawler.stores.bloom import BloomSeenSet
@@ -62,7 +67,6 @@ LOCAL_BACKENDS = ("bloom", "memory")
 REDIS_BACKENDS = ("redis", "redis-bloom")
 REDIS_ERROR_POLICIES = ("stop", "allow")
 #: Seconds without asking Redis after it stopped answering (each ask blocks the reactor).
-REDIS_RETRY_PAUSE = 5
 
 #: Request meta keys: the key the request was recorded under, and its URL then.
 META_KEY = "dedup_key"
@@ -390,6 +394,7 @@ class URLDupeFilter(BaseDupeFilter):
         self._closing_for_state = False
         self._unchecked: Request | None = None
         self._redis_down_until = 0.0
+        self._let_through_unchecked: set[bytes] = set()
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
         crawler.signals.connect(self._spider_opened_now, signal=scrapy_signals.spider_opened)
         if frontier is not None and not frontier_middleware_enabled(crawler.settings):
@@ -591,13 +596,13 @@ class URLDupeFilter(BaseDupeFilter):
             if self.frontier is not None:
                 self.frontier.finished(source_key)
         if self._redis_down_until and time.monotonic() < self._redis_down_until:
-            return not self._let_through_without_redis(request, None)
+            return self._seen_without_redis(key, request, None)
         try:
             added = self._add(key, request)
         except RedisUnavailable as exc:
             # do not block the reactor on every request while Redis is away
-            self._redis_down_until = time.monotonic() + REDIS_RETRY_PAUSE
-            return not self._let_through_without_redis(request, exc)
+            self._redis_down_until = time.monotonic() + PROBE_INTERVAL
+            return self._seen_without_redis(key, request, exc)
         except OSError as exc:
             return self._hold_back_unrecorded(request, exc)
         if added:
@@ -627,6 +632,21 @@ class URLDupeFilter(BaseDupeFilter):
             self._record_scheduled(key, request)
         return added
 
+    def _seen_without_redis(
+        self, key: bytes, request: Request, error: RedisUnavailable | None
+    ) -> bool:
+        """Whether *request* is to be filtered while Redis is away. A request let through
+        unchecked is remembered here: let through once by this worker, not at every link
+        to it (without that, a site's links in a circle would be crawled round and round
+        until Redis is back)."""
+        if key in self._let_through_unchecked:
+            self.stats.inc_value("dedup/redis/filtered_locally")
+            return True
+        let_through = self._let_through_without_redis(request, error)
+        if let_through:
+            self._let_through_unchecked.add(key)
+        return not let_through
+
     def _let_through_without_redis(self, request: Request, error: RedisUnavailable | None) -> bool:
         """Apply ``DEDUP_REDIS_ON_ERROR`` once Redis stays away after the retries:
         ``allow`` lets *request* through (counted; it may be a duplicate),
@@ -637,7 +657,7 @@ class URLDupeFilter(BaseDupeFilter):
                 logger.warning(
                     "%(error)s; letting requests through unchecked for %(pause)ds "
                     "(DEDUP_REDIS_ON_ERROR='allow'), counted in dedup/redis/allowed_unchecked",
-                    {"error": error, "pause": REDIS_RETRY_PAUSE},
+                    {"error": error, "pause": PROBE_INTERVAL},
                 )
             return True
         self.stats.inc_value("dedup/redis/stopped_unchecked")

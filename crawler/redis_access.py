@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote_plus, urlsplit
 
+from crawler import defaults
 from crawler.persistence import signature_difference
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
+#: Seconds a Redis store that stopped answering is left alone before a call tries it again.
+PROBE_INTERVAL = 5.0
 
 _T = TypeVar("_T")
 
@@ -61,9 +64,19 @@ def redis_url_setting(settings: Any) -> str:
     return "REDIS_HOST/REDIS_PORT" if settings.get("REDIS_HOST") else "DEDUP_REDIS_URL, unset"
 
 
+def fault_budget_from_settings(settings: Any) -> float:
+    """``DEDUP_REDIS_FAULT_BUDGET``, checked: a number of seconds above 0."""
+    budget = settings.getfloat("DEDUP_REDIS_FAULT_BUDGET", defaults.DEDUP_REDIS_FAULT_BUDGET)
+    if not budget > 0:
+        raise ValueError(f"DEDUP_REDIS_FAULT_BUDGET must be above 0 seconds, got {budget!r}")
+    return budget
+
+
 def redis_params_from_settings(settings: Any) -> dict[str, Any]:
-    """Client keyword arguments from ``REDIS_PARAMS``; replies stay bytes."""
-    params = {"socket_timeout": 10, "socket_connect_timeout": 10}
+    """Client keyword arguments from ``REDIS_PARAMS``; replies stay bytes. A call waits
+    for an answer at most ``DEDUP_REDIS_FAULT_BUDGET`` unless ``REDIS_PARAMS`` says."""
+    budget = fault_budget_from_settings(settings)
+    params: dict[str, Any] = {"socket_timeout": budget, "socket_connect_timeout": budget}
     params.update(settings.getdict("REDIS_PARAMS"))
     for text_option in ("encoding", "decode_responses", "redis_cls"):
         params.pop(text_option, None)
@@ -78,6 +91,7 @@ def connection_from_settings(settings: Any) -> RedisConnection:
         redis_params_from_settings(settings),
         cluster=settings.getbool("DEDUP_REDIS_CLUSTER", False),
         setting=redis_url_setting(settings),
+        budget=fault_budget_from_settings(settings),
     )
 
 
@@ -133,14 +147,28 @@ def _unanswered() -> tuple[type[Exception], ...]:
     return (exceptions.ConnectionError, exceptions.TimeoutError)
 
 
+@functools.cache
+def _down() -> tuple[type[Exception], ...]:
+    """The faults after which the store is left alone for :data:`PROBE_INTERVAL`: no
+    answer, or a cluster down. A server that refuses writes answers at once, and still
+    serves reads."""
+    from redis import exceptions
+
+    return (*_unanswered(), exceptions.ClusterError, exceptions.TryAgainError)
+
+
 class RedisConnection:
     """A Redis client with retries, a failure count, and signature checks.
 
     * :meth:`open` connects and pings; an unreachable server raises
       :class:`RedisUnavailable` naming the URL (never the password);
-    * :meth:`call` runs one command, retrying connection errors and timeouts
-      *retries* times with exponential backoff from *backoff* seconds, logging
-      each retry, then raises :class:`RedisUnavailable`;
+    * :meth:`call` runs one command, retrying faults (:func:`_faults`) up to *retries*
+      times with exponential backoff from *backoff* seconds, logging each retry, then
+      raises :class:`RedisUnavailable`. Calls wait for a server that fails at most
+      *budget* seconds in all (the retries stop early when it is spent); after that,
+      a server that does not answer (or a cluster down) is left alone: calls raise at
+      once for :data:`PROBE_INTERVAL` seconds, then one call tries it again, with no
+      retries. A call that succeeds gives the whole budget back;
     * :meth:`script` registers a Lua script once; calls go by SHA (redis-py
       loads the script again by itself if the server lost it).
     """
@@ -154,6 +182,8 @@ class RedisConnection:
         backoff: float = 0.2,
         cluster: bool = False,
         setting: str = "DEDUP_REDIS_URL",
+        budget: float = defaults.DEDUP_REDIS_FAULT_BUDGET,
+        probe_interval: float = PROBE_INTERVAL,
     ) -> None:
         self.url = url
         self.setting = setting
@@ -161,8 +191,15 @@ class RedisConnection:
         self.cluster = cluster
         self.retries = retries
         self.backoff = backoff
+        self.budget = budget
+        self.probe_interval = probe_interval
         self.retried = 0
         self.failures = 0
+        #: calls refused at once while the server was left alone
+        self.refused_while_down = 0
+        self._waited = 0.0  # seconds calls waited for a failing server since a success
+        self._down_until = 0.0
+        self._down_error = ""
         self._client: redis.Redis | None = None
         self._scripts: dict[str, Script] = {}
 
@@ -204,35 +241,60 @@ class RedisConnection:
             ) from None
 
     def call(self, command: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-
+        if self._down_until:
+            left = self._down_until - time.monotonic()
+            if left > 0:
+                self.refused_while_down += 1
+                raise RedisUnavailable(
+                    f"Redis at {redact(self.url)} is left alone for {left:.1f}s more after "
+                    f"{self._down_error}"
+                )
+        probing = bool(self._down_until)
         delay = self.backoff
-        for attempt in range(self.retries + 1):
+        attempt = 0
+        while True:
+            started = time.monotonic()
             try:
-                return command(*args, **kwargs)
+                result = command(*args, **kwargs)
             except _faults() as exc:
-                if attempt == self.retries:
-                    self.failures += 1
-                    if isinstance(exc, _unanswered()):
-                        outcome = f"did not answer after {self.retries} retries: {exc}"
-                    else:  # an error reply, whose class says more than its text
-                        error = f"{type(exc).__name__}: {exc}"
-                        outcome = f"refused after {self.retries} retries: {error}"
-                    raise RedisUnavailable(f"Redis at {redact(self.url)} {outcome}") from exc
+                self._waited += time.monotonic() - started
+                left = self.budget - self._waited
+                if probing or attempt == self.retries or left <= 0:
+                    raise self._failed(exc, attempt) from exc
+                attempt += 1
                 self.retried += 1
+                pause = min(delay, left)
                 logger.warning(
                     "Redis at %(url)s failed (%(error)s); retry %(attempt)d of "
                     "%(retries)d in %(delay).1fs",
                     {
                         "url": redact(self.url),
                         "error": exc,
-                        "attempt": attempt + 1,
+                        "attempt": attempt,
                         "retries": self.retries,
-                        "delay": delay,
+                        "delay": pause,
                     },
                 )
-                time.sleep(delay)
+                time.sleep(pause)
+                self._waited += pause
                 delay *= 2
-        raise AssertionError("unreachable")  # pragma: no cover
+            else:
+                self._waited = 0.0
+                self._down_until = 0.0
+                return result
+
+    def _failed(self, error: Exception, retries: int) -> RedisUnavailable:
+        """Count a call that failed for good; leave a server that is away alone."""
+        self.failures += 1
+        if isinstance(error, _unanswered()):
+            outcome = f"did not answer after {retries} retries: {error}"
+        else:  # an error reply, whose class says more than its text
+            outcome = f"refused after {retries} retries: {type(error).__name__}: {error}"
+        outcome += f" ({self._waited:.1f}s in all, DEDUP_REDIS_FAULT_BUDGET)"
+        if isinstance(error, _down()):
+            self._down_until = time.monotonic() + self.probe_interval
+            self._down_error = f"it {outcome}"
+        return RedisUnavailable(f"Redis at {redact(self.url)} {outcome}")
 
     def execute_packed(self, packed: bytes) -> Any:
         """Send one command already encoded in RESP and return its reply.

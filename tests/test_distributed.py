@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -138,6 +141,35 @@ def test_crawl_stops_when_redis_goes_away(demo_site_process_factory, redis_serve
     assert "closing the spider (DEDUP_REDIS_ON_ERROR='stop')" in log
     assert "Spider closed (dedup_redis_unavailable)" in log
     assert server.hits()["total"] < len(server.model().resources)
+
+
+def test_a_hung_redis_stalls_the_crawl_for_the_fault_budget_at_most(
+    demo_site_process_factory, redis_server
+):
+    """Redis stops answering mid-crawl (SIGSTOP: no reply, no refusal) and the policy lets
+    requests through: the reactor is held for the fault budget (1 s here) now and then, not
+    for a socket timeout per try and per call (before: 10 s a try, four tries, each call)."""
+    server = demo_site_process_factory()
+    settings = {
+        "REDIS_URL": redis_server.url,
+        "DEDUP_URL_BACKEND": "redis",
+        "DEDUP_REDIS_ON_ERROR": "allow",
+        "DEDUP_REDIS_FAULT_BUDGET": "1",
+        "EXTENSIONS": '{"tests.reactor_lag.ReactorLag": 0}',
+    }
+    crawl = slow_crawl_once_downloading(server, settings, hits=5)
+    os.kill(redis_server.process.pid, signal.SIGSTOP)
+    try:
+        _, log = crawl.communicate(timeout=120)
+    finally:
+        os.kill(redis_server.process.pid, signal.SIGCONT)
+    assert crawl.returncode == 0, log[-3000:]
+    assert "'finish_reason': 'finished'" in log
+    assert "did not answer after" in log and "(1.0s in all, DEDUP_REDIS_FAULT_BUDGET)" in log
+    assert final_stat(log, "dedup/redis/allowed_unchecked") > 0
+    assert set(server.hits()["by_resource"]) == server.model().resources
+    lag = float(re.findall(r"'test/reactor_lag_max': ([\d.]+)", log)[-1])
+    assert 0.9 < lag < 1.0 + 0.5, lag  # it met the fault, for the budget and no longer
 
 
 def ended(command: list[str]) -> subprocess.CompletedProcess[str]:

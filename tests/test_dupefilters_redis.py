@@ -218,3 +218,24 @@ def test_close_with_redis_gone_logs_what_it_knows(redis_server_factory, caplog):
     server.stop()
     dupefilter.close("finished")
     assert "the shared store's figures are unknown" in caplog.text
+
+
+def test_while_redis_is_away_allow_lets_each_url_through_once(redis_server):
+    """The allow policy lets requests through unchecked while Redis is away, but not the
+    same URL again: links in a circle would otherwise be crawled until Redis is back."""
+    dupefilter = worker(
+        redis_server,
+        "redis",
+        DEDUP_REDIS_ON_ERROR="allow",
+        REDIS_PARAMS={"socket_timeout": 1, "socket_connect_timeout": 1},
+    )
+    dupefilter.open()
+    dupefilter.seen.connection.retries = 1
+    dupefilter.seen.connection.backoff = 0.01
+    redis_server.stop()
+    assert not dupefilter.request_seen(Request("http://a.test/during"))
+    assert not dupefilter.request_seen(Request("http://a.test/other"))
+    assert dupefilter.request_seen(Request("http://a.test/during?utm_source=x"))
+    stats = dupefilter.crawler.stats
+    assert stats.get_value("dedup/redis/allowed_unchecked") == 2
+    assert stats.get_value("dedup/redis/filtered_locally") == 1

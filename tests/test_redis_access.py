@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 
@@ -34,7 +36,16 @@ def test_redis_params_keep_replies_binary():
     params = redis_params_from_settings(
         Settings({"REDIS_PARAMS": {"socket_timeout": 3, "encoding": "utf-8", "password": "p"}})
     )
-    assert params == {"socket_timeout": 3, "socket_connect_timeout": 10, "password": "p"}
+    assert params == {"socket_timeout": 3, "socket_connect_timeout": 2.0, "password": "p"}
+
+
+def test_calls_wait_for_an_answer_as_long_as_the_fault_budget():
+    settings = Settings({"DEDUP_REDIS_FAULT_BUDGET": "0.5"})
+    params = redis_params_from_settings(settings)
+    assert (params["socket_timeout"], params["socket_connect_timeout"]) == (0.5, 0.5)
+    assert connection_from_settings(settings).budget == 0.5
+    with pytest.raises(ValueError, match="DEDUP_REDIS_FAULT_BUDGET must be above 0 seconds"):
+        redis_params_from_settings(Settings({"DEDUP_REDIS_FAULT_BUDGET": "0"}))
 
 
 @pytest.mark.parametrize(
@@ -153,3 +164,40 @@ def test_a_server_that_refuses_writes_is_a_fault_not_a_crash(redis_server_factor
             connection.call(connection.client.sadd, "k", b"x")
         assert (connection.retried, connection.failures) == (2, 1)
         assert connection.call(connection.client.ping) is True  # reads still work
+
+
+def test_a_hung_server_costs_the_budget_once_then_calls_fail_at_once(redis_server):
+    """A server that stops answering (SIGSTOP: no reply, no refusal) holds the calls for
+    the fault budget in all, not per call (before: 10 s a try, four tries a call, every
+    call). It is then left alone, each call failing at once, until a call after the
+    probe interval finds it back."""
+    params = {"socket_timeout": 0.5, "socket_connect_timeout": 0.5}
+    connection = RedisConnection(redis_server.url, params, budget=1.0, probe_interval=1.0)
+    connection.open()
+    os.kill(redis_server.process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with pytest.raises(RedisUnavailable, match=r"did not answer .*\(1\.\ds in all"):
+            connection.call(connection.client.ping)
+        first = time.monotonic() - started
+        started = time.monotonic()
+        left_alone = r"left alone for [01]\.\ds more after it did not answer"
+        for _ in range(100):
+            with pytest.raises(RedisUnavailable, match=left_alone):
+                connection.call(connection.client.ping)
+        then = time.monotonic() - started
+    finally:
+        os.kill(redis_server.process.pid, signal.SIGCONT)
+    assert first < 1.0 + 0.5 + 0.3  # the budget, and at most one more wait for an answer
+    assert then < 0.1
+    assert (connection.failures, connection.refused_while_down) == (1, 100)
+    time.sleep(1.0)
+    assert connection.call(connection.client.ping) is True
+    # the budget is whole again: a new fault is retried, not refused at once
+    redis_server.stop()
+    restart = threading.Timer(0.3, redis_server.start)
+    restart.start()
+    try:
+        assert connection.call(connection.client.ping) is True
+    finally:
+        restart.join()
