@@ -60,7 +60,8 @@ import simhash as simhash_package
 import trafilatura
 import xxhash
 
-from crawler.extract import TRAFILATURA_OPTIONS, extract
+from crawler.defaults import DEDUP_EXTRACTOR
+from crawler.extract import EXTRACTORS, TRAFILATURA_OPTIONS, extract
 from crawler.fingerprints import (
     CJK_NGRAM,
     WORD_NGRAMS,
@@ -222,7 +223,7 @@ def bench_extraction_and_fingerprints(pages: Sequence[Page]) -> ContentBenchResu
     if not pages:
         return result
     warm_up = pages[0]
-    _fingerprint(extract(warm_up.body, warm_up.url).text)
+    _fingerprint(extract(warm_up.body, warm_up.url, extractor=DEDUP_EXTRACTOR).text)
     trafilatura.extract(warm_up.body, url=warm_up.url, **TRAFILATURA_OPTIONS)
     _package_simhash("warm up")
     gc.collect()
@@ -234,7 +235,7 @@ def bench_extraction_and_fingerprints(pages: Sequence[Page]) -> ContentBenchResu
         for side in (0, 1) if ours_first else (1, 0):
             started = clock()
             if side == 0:
-                extraction = extract(page.body, page.url)
+                extraction = extract(page.body, page.url, extractor=DEDUP_EXTRACTOR)
                 times.extract_ours += clock() - started
             else:
                 trafilatura.extract(page.body, url=page.url, **TRAFILATURA_OPTIONS)
@@ -300,14 +301,15 @@ def compare_extraction_options(pages: Sequence[Page]) -> list[dict[str, Any]]:
             elapsed += time.perf_counter() - started
             scores.append(token_f1(text, page.gold_text or ""))
         rows.append(_scored(label, scores, elapsed))
-    # the fast extractor (DEDUP_EXTRACTOR = "resiliparse"), decoding included as in a crawl
-    scores, elapsed = [], 0.0
-    for page in judged:
-        started = time.perf_counter()
-        text = extract(page.body, page.url, extractor="resiliparse").text
-        elapsed += time.perf_counter() - started
-        scores.append(token_f1(text, page.gold_text or ""))
-    rows.append(_scored("resiliparse (DEDUP_EXTRACTOR = 'resiliparse')", scores, elapsed))
+    # the other extractors DEDUP_EXTRACTOR names, decoding included as in a crawl
+    for extractor in EXTRACTORS[1:]:
+        scores, elapsed = [], 0.0
+        for page in judged:
+            started = time.perf_counter()
+            text = extract(page.body, page.url, extractor=extractor).text
+            elapsed += time.perf_counter() - started
+            scores.append(token_f1(text, page.gold_text or ""))
+        rows.append(_scored(f"{extractor} (DEDUP_EXTRACTOR = {extractor!r})", scores, elapsed))
     return rows
 
 

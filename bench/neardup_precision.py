@@ -75,6 +75,7 @@ from typing import TYPE_CHECKING, Any, Final
 from machine import machine_facts as shared_machine_facts
 
 from crawler import fingerprints
+from crawler.defaults import DEDUP_EXTRACTOR
 from crawler.extract import extract
 from crawler.fingerprints import normalize_text
 from crawler.neardup import NearDuplicateDetector
@@ -241,7 +242,7 @@ def distinct_pages(sites: Sequence[Site]) -> tuple[list[Page], dict[str, SiteCou
     return pages, counts
 
 
-def extract_page(path: Path, extractor: str = "trafilatura") -> tuple[str, int]:
+def extract_page(path: Path, extractor: str = DEDUP_EXTRACTOR) -> tuple[str, int]:
     """The main text of the HTML file at *path* and how much text the whole page holds
     (``0`` from a ``crawler`` that does not report it); run in a worker process."""
     # (a crawler without a choice of extractor is measured with its own)
@@ -251,7 +252,7 @@ def extract_page(path: Path, extractor: str = "trafilatura") -> tuple[str, int]:
 
 
 def extract_all(
-    pages: Sequence[Page], workers: int, extractor: str = "trafilatura"
+    pages: Sequence[Page], workers: int, extractor: str = DEDUP_EXTRACTOR
 ) -> list[tuple[str, int]]:
     paths = [page.path for page in pages]
     extract_one = functools.partial(extract_page, extractor=extractor)
@@ -724,8 +725,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--extractor",
-        default="trafilatura",
-        help="the main-text extractor (DEDUP_EXTRACTOR: trafilatura or resiliparse)",
+        default=DEDUP_EXTRACTOR,
+        help=f"the main-text extractor (DEDUP_EXTRACTOR; default: {DEDUP_EXTRACTOR})",
     )
     parser.add_argument("--json", type=Path, help="also write every pair and figure here")
     return parser.parse_args(argv)

@@ -161,6 +161,7 @@ import tldextract
 from machine import machine_facts as shared_machine_facts
 
 from crawler import fingerprints
+from crawler.defaults import DEDUP_EXTRACTOR
 from crawler.extract import EXTRACTORS, Extractor, decode_html, extract
 from crawler.fingerprints import normalize_text, simhash_of_normalized
 from crawler.neardup import Decision, Match, NearDuplicateDetector
@@ -539,7 +540,7 @@ class PerturbationJob:
     original_text: str
     donor_chrome: tuple[str, ...]
     related: tuple[tuple[str, str, str], ...]  # (headline, teaser, href)
-    extractor: Extractor = "trafilatura"
+    extractor: Extractor = DEDUP_EXTRACTOR
 
 
 def replace_chrome(root: HtmlElement, job: PerturbationJob, rng: random.Random) -> str:
@@ -852,7 +853,7 @@ class Variant:
     page_chars: int = 0
 
 
-def survey_page(page: BasePage, extractor: Extractor = "trafilatura") -> Survey:
+def survey_page(page: BasePage, extractor: Extractor = DEDUP_EXTRACTOR) -> Survey:
     """Extract the main text of a base page; collect its title, template names and chrome."""
     data = read_page(page)
     extraction = extract(data, page.url, extractor=extractor)
@@ -2421,8 +2422,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--extractor",
         choices=EXTRACTORS,
-        default="trafilatura",
-        help="the main-text extractor of every page (DEDUP_EXTRACTOR; default: trafilatura)",
+        default=DEDUP_EXTRACTOR,
+        help=f"the main-text extractor of every page (DEDUP_EXTRACTOR; default: {DEDUP_EXTRACTOR})",
     )
     parser.add_argument("--json", type=Path, help="also write the raw numbers to this file")
     return parser.parse_args(argv)

@@ -44,6 +44,8 @@ from w3lib.encoding import (
     to_unicode,
 )
 
+from crawler.agreement import agreed_lines
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -67,10 +69,12 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 ExtractionStatus = Literal["ok", "truncated", "no_text", "binary", "failed"]
-Extractor = Literal["trafilatura", "resiliparse"]
-#: The main-text extractors, the default first: trafilatura (most accurate), resiliparse
-#: (about ten times faster; the optional extra ``scrapy-crawl-dedup[fast]``).
-EXTRACTORS: Final[tuple[Extractor, ...]] = ("trafilatura", "resiliparse")
+Extractor = Literal["trafilatura", "resiliparse", "trafilatura+resiliparse"]
+#: The main-text extractors: trafilatura (most accurate), resiliparse (about ten times
+#: faster), and trafilatura's lines that resiliparse agrees with
+#: (:func:`crawler.agreement.agreed_lines`: what copies of a page have in common, for
+#: their fingerprints).
+EXTRACTORS: Final[tuple[Extractor, ...]] = ("trafilatura", "resiliparse", "trafilatura+resiliparse")
 
 #: Pages larger than this (bytes, or characters for ``str`` input) are cut before extraction.
 DEFAULT_MAX_BYTES: Final = 5 * 1024 * 1024
@@ -222,8 +226,9 @@ def extract(
     - Comments, navigation and boilerplate are left out (as trafilatura judges them);
       tables are kept. Paragraphs are separated by newlines.
     - *extractor* is one of :data:`EXTRACTORS`. When it raises on the page, the other one
-      (if installed) extracts it (``fallback``); when both raise, ``"failed"``. Never raises
-      on the page content.
+      (resiliparse when trafilatura raised, if installed) extracts it (``fallback``); when
+      both raise, ``"failed"``. ``"trafilatura+resiliparse"`` gives trafilatura's whole text
+      when only resiliparse raises. Never raises on the page content.
 
     >>> page = "<html><body><article><p>" + "Real words of an article. " * 20
     >>> result = extract(page.encode("utf-8"))
@@ -264,8 +269,8 @@ def extract(
     fallback = False
     outcome = _attempt(extractor, page, url)
     if outcome is None:
-        other = next(name for name in EXTRACTORS if name != extractor)
-        if not _installed(other):
+        other = _FALLBACK[extractor]
+        if not all(_installed(package) for package in _REQUIRES[other]):
             return Extraction("", "failed", codec)
         fallback = True
         outcome = _attempt(other, page, url)
@@ -296,31 +301,33 @@ def check_extractor(extractor: str) -> None:
     """Raise :exc:`ValueError` unless *extractor* is one of :data:`EXTRACTORS` and installed.
 
     >>> check_extractor("trafilatura")
-    >>> check_extractor("boilerpipe")
+    >>> check_extractor("boilerpipe")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: unknown extractor 'boilerpipe': choose one of 'trafilatura', 'resiliparse'
+    ValueError: unknown extractor 'boilerpipe': choose one of 'trafilatura', 'resiliparse', ...
     """
     if extractor not in EXTRACTORS:
         choices = ", ".join(repr(name) for name in EXTRACTORS)
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {choices}")
-    if not _installed(extractor):
+    missing = [package for package in _REQUIRES[extractor] if not _installed(package)]
+    if missing:
         raise ValueError(
-            f"the {extractor} extractor needs the {extractor} package: "
-            "pip install 'scrapy-crawl-dedup[fast]'"
+            f"the {extractor} extractor needs {' and '.join(missing)}, which this Python "
+            "cannot import: reinstall scrapy-crawl-dedup"
         )
 
 
 @functools.cache
-def _installed(extractor: str) -> bool:
-    return importlib.util.find_spec(extractor) is not None
+def _installed(package: str) -> bool:
+    return importlib.util.find_spec(package) is not None
 
 
 def load_extractor(extractor: str) -> None:
-    """Import *extractor*'s package now rather than on the first page (which
+    """Import *extractor*'s packages now rather than on the first page (which
     :func:`extract` does on its own); :func:`check_extractor` says what it raises."""
     check_extractor(extractor)
-    importlib.import_module(_PACKAGES[extractor])
+    for package in _REQUIRES[extractor]:
+        importlib.import_module(_MODULES[package])
 
 
 def _trafilatura_text(page: str, url: str | None) -> tuple[str, int]:
@@ -351,10 +358,35 @@ def _resiliparse_text(page: str, url: str | None) -> tuple[str, int]:
     return extract_plain_text(tree, **RESILIPARSE_OPTIONS), len(whole)
 
 
-_EXTRACT: Final = {"trafilatura": _trafilatura_text, "resiliparse": _resiliparse_text}
-_PACKAGES: Final[Mapping[str, str]] = {
+def _agreed_text(page: str, url: str | None) -> tuple[str, int]:
+    """trafilatura's main text of *page* cut to the lines resiliparse's agrees with (all of
+    it when resiliparse raises), and the characters of text the page holds."""
+    text, page_chars = _trafilatura_text(page, url)
+    second = _attempt("resiliparse", page, url)
+    if second is None:
+        return text, page_chars
+    return agreed_lines(text, second[0]), page_chars
+
+
+_EXTRACT: Final = {
+    "trafilatura": _trafilatura_text,
+    "resiliparse": _resiliparse_text,
+    "trafilatura+resiliparse": _agreed_text,
+}
+#: What each extractor imports, and which extractor takes over a page it raised on.
+_REQUIRES: Final[Mapping[str, tuple[str, ...]]] = {
+    "trafilatura": ("trafilatura",),
+    "resiliparse": ("resiliparse",),
+    "trafilatura+resiliparse": ("trafilatura", "resiliparse"),
+}
+_MODULES: Final[Mapping[str, str]] = {
     "trafilatura": "trafilatura",
     "resiliparse": "resiliparse.extract.html2text",
+}
+_FALLBACK: Final[Mapping[Extractor, Extractor]] = {
+    "trafilatura": "resiliparse",
+    "resiliparse": "trafilatura",
+    "trafilatura+resiliparse": "resiliparse",
 }
 
 
