@@ -122,17 +122,23 @@ def test_data_without_signature_is_refused(redis_server):
     assert not connection.client.exists("spider:dupefilter:signature")
 
 
+def ping_across_a_restart(connection: RedisConnection, redis_server, after: float) -> bool:
+    """Stop *redis_server*, start it again *after* seconds, and ping through *connection*
+    meanwhile."""
+    redis_server.stop()
+    restart = threading.Timer(after, redis_server.start)
+    restart.start()
+    try:
+        return connection.call(connection.client.ping)
+    finally:
+        restart.join()
+
+
 def test_call_retries_until_the_server_is_back(redis_server):
     connection = RedisConnection(redis_server.url, {"socket_timeout": 1}, retries=5, backoff=0.2)
     connection.open()
     connection.call(connection.client.set, "k", b"v")
-    redis_server.stop()
-    restart = threading.Timer(0.5, redis_server.start)
-    restart.start()
-    try:
-        assert connection.call(connection.client.ping) is True
-    finally:
-        restart.join()
+    assert ping_across_a_restart(connection, redis_server, after=0.5) is True
     assert connection.retried >= 1
     assert connection.failures == 0
 
@@ -194,10 +200,4 @@ def test_a_hung_server_costs_the_budget_once_then_calls_fail_at_once(redis_serve
     time.sleep(1.0)
     assert connection.call(connection.client.ping) is True
     # the budget is whole again: a new fault is retried, not refused at once
-    redis_server.stop()
-    restart = threading.Timer(0.3, redis_server.start)
-    restart.start()
-    try:
-        assert connection.call(connection.client.ping) is True
-    finally:
-        restart.join()
+    assert ping_across_a_restart(connection, redis_server, after=0.3) is True
