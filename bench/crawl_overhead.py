@@ -18,8 +18,9 @@ What the numbers mean, and what the script promises about them:
 * **Crawls.** ``scrapy`` with ``CONCURRENT_REQUESTS`` = ``CONCURRENT_REQUESTS_PER_DOMAIN`` =
   ``--concurrency``, no delay, no robots.txt, a spider that makes one item (URL and HTML) of
   each response: *off* (Scrapy's own dupefilter, no pipeline), *url* (the add-on with
-  ``DEDUP_CONTENT_ENABLED = False``), *both, trafilatura* (the add-on's defaults) and
-  *both, resiliparse* (``DEDUP_EXTRACTOR = "resiliparse"``). Each crawl is a process of its
+  ``DEDUP_CONTENT_ENABLED = False``), *both, default extractor* (the add-on's defaults:
+  ``"trafilatura+resiliparse"``), *both, trafilatura* and *both, resiliparse* (each its
+  ``DEDUP_EXTRACTOR``). Each crawl is a process of its
   own; the configurations take turns, ``--rounds`` times, and the best wall time of each
   counts (the others are in ``--json``).
 * **Figures.** Wall time from the engine's start to its close, pages per second, CPU
@@ -58,7 +59,11 @@ CORPUS_ENV_VAR = "DEDUP_CORPUS_DIR"
 CONFIGURATIONS: dict[str, dict[str, Any]] = {
     "off": {},
     "url": {"ADDONS": {"crawler.addon.DedupAddon": 0}, "DEDUP_CONTENT_ENABLED": False},
-    "both, trafilatura": {"ADDONS": {"crawler.addon.DedupAddon": 0}},
+    "both, default extractor": {"ADDONS": {"crawler.addon.DedupAddon": 0}},
+    "both, trafilatura": {
+        "ADDONS": {"crawler.addon.DedupAddon": 0},
+        "DEDUP_EXTRACTOR": "trafilatura",
+    },
     "both, resiliparse": {
         "ADDONS": {"crawler.addon.DedupAddon": 0},
         "DEDUP_EXTRACTOR": "resiliparse",
