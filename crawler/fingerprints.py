@@ -667,9 +667,6 @@ _NUMBER_TOKEN = re.compile(
     rf"(?: ?({_UNITS})(?![\da-z])|({_CHINESE_UNITS}))?"
 )
 _NUMBERS_SEED = 0x4E55
-
-
-_NUMBERS_SEED = 0x4E55
 _HALF_BITS = 32
 _HALVES = ((1 << _HALF_BITS) - 1, ((1 << _HALF_BITS) - 1) << _HALF_BITS)
 
