@@ -69,6 +69,10 @@ logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
+#: How many times a page is given to new workers when another page's timeout replaced
+#: the ones it waited for.
+MAX_EXTRACT_ATTEMPTS = 5
+
 CONTENT_ACTIONS = ("drop", "mark")
 CONTENT_BACKENDS = ("memory", "redis")
 
@@ -374,6 +378,9 @@ class NearDuplicatePipeline:
                 self._bodies.forget(key)
             pending.set_exception(exc)
             raise
+        if page.status == "timeout":
+            with self._bodies_lock:  # says nothing of the body: extract it again next time
+                self._bodies.forget(key)
         pending.set_result(page)
         return page, False
 
@@ -390,12 +397,12 @@ class NearDuplicatePipeline:
             "fold_repeats": self.detector.fold_repeats,
             "min_repeats": self.detector.min_repeats,
         }
-        for attempt in (1, 2):
+        for _ in range(MAX_EXTRACT_ATTEMPTS):
             processes = self._processes
             if processes is None:
                 return fingerprint_page(*arguments, **options)
-            future = processes.submit(fingerprint_page, *arguments, **options)
             try:
+                future = processes.submit(fingerprint_page, *arguments, **options)
                 return future.result(timeout=self.extract_timeout or None)
             except FuturesTimeoutError:
                 logger.warning(
@@ -406,11 +413,24 @@ class NearDuplicatePipeline:
                 )
                 self._replace_processes(processes)
                 return PageFingerprint("timeout", None)
-            except BrokenProcessPool:
-                # another page's timeout replaced the workers under this one
-                if attempt == 2 or self._processes is processes:
+            except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down
+                if self._processes is not processes:
+                    continue  # another page's timeout replaced the workers under this one
+                if not isinstance(exc, BrokenProcessPool):
                     raise
-        raise AssertionError("unreachable")
+                logger.warning(
+                    "Content dedup: a worker process died while extracting %(url)s; the "
+                    "workers are replaced and the item kept unchecked (dedup/content/timeout)",
+                    {"url": url or "<no url>"},
+                )
+                self._replace_processes(processes)
+                return PageFingerprint("timeout", None)
+        logger.warning(
+            "Content dedup: the workers were replaced %(times)d times while %(url)s waited "
+            "for one; the item is kept unchecked (dedup/content/timeout)",
+            {"url": url or "<no url>", "times": MAX_EXTRACT_ATTEMPTS},
+        )
+        return PageFingerprint("timeout", None)
 
     def _new_processes(self) -> ProcessPoolExecutor:
         # spawn, not fork: a forked copy of a running reactor is no place for work

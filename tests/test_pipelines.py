@@ -430,3 +430,28 @@ def test_worker_processes_exit_when_the_crawl_is_killed(tmp_path):
     while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in workers if alive(pid)]
+
+
+def exit_worker(*args: object, **kwargs: object) -> None:
+    """In place of the page's fingerprints: the worker process dies (a crash in an
+    extractor, or a kill by the system)."""
+    os._exit(1)
+
+
+def test_a_worker_that_dies_on_a_page_loses_no_item(monkeypatch, caplog):
+    """A worker process that dies (not one replaced for a timeout) breaks the pool: the item
+    is kept unchecked and counted, and later pages go to new workers (before: the item
+    failed with BrokenProcessPool, and the pool stayed broken)."""
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1})
+    pipeline._processes.submit(int).result()
+    monkeypatch.setattr(crawler.pipelines, "fingerprint_page", exit_worker)
+    with caplog.at_level(logging.WARNING, logger="crawler.pipelines"):
+        item = process(pipeline, {"url": "https://a.test/crash", "html": page(PARAGRAPHS)})
+    assert item["url"] == "https://a.test/crash"
+    assert stats(pipeline)["dedup/content/timeout"] == 1
+    assert "a worker process died while extracting https://a.test/crash" in caplog.text
+    monkeypatch.undo()
+    process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS) + "\n"})
+    pipeline.close_spider()
