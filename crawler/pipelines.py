@@ -129,6 +129,9 @@ class NearDuplicatePipeline:
         self._locked = False
         self._state_warned = False
         self._processes_lock = threading.Lock()
+        # a page is given to the workers only when one is free: the time limit is then
+        # the page's own, not that of the pages queued before it
+        self._free_workers = threading.BoundedSemaphore(max(self.workers, 1))
         self.counts: dict[str, int] = {
             "unique": 0,
             "exact": 0,
@@ -402,8 +405,9 @@ class NearDuplicatePipeline:
             if processes is None:
                 return fingerprint_page(*arguments, **options)
             try:
-                future = processes.submit(fingerprint_page, *arguments, **options)
-                return future.result(timeout=self.extract_timeout or None)
+                with self._free_workers:
+                    future = processes.submit(fingerprint_page, *arguments, **options)
+                    return future.result(timeout=self.extract_timeout or None)
             except FuturesTimeoutError:
                 logger.warning(
                     "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "
