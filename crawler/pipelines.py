@@ -129,9 +129,6 @@ class NearDuplicatePipeline:
         self._locked = False
         self._state_warned = False
         self._processes_lock = threading.Lock()
-        # a page is given to the workers only when one is free: the time limit is then
-        # the page's own, not that of the pages queued before it
-        self._free_workers = threading.BoundedSemaphore(max(self.workers, 1))
         self.counts: dict[str, int] = {
             "unique": 0,
             "exact": 0,
@@ -405,9 +402,8 @@ class NearDuplicatePipeline:
             if processes is None:
                 return fingerprint_page(*arguments, **options)
             try:
-                with self._free_workers:
-                    future = processes.submit(fingerprint_page, *arguments, **options)
-                    return future.result(timeout=self.extract_timeout or None)
+                future = processes.submit(fingerprint_page, *arguments, **options)
+                return future.result(timeout=self.extract_timeout or None)
             except FuturesTimeoutError:
                 logger.warning(
                     "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "

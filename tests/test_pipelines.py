@@ -455,28 +455,3 @@ def test_a_worker_that_dies_on_a_page_loses_no_item(monkeypatch, caplog):
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
         process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS) + "\n"})
     pipeline.close_spider()
-
-
-def test_a_page_waiting_behind_slow_ones_has_its_own_time_limit():
-    """With one worker, a page given to the workers while two slow pages run or wait gets
-    a worker once they are done: the time limit counts from then, not from its wait
-    (before: it waited in the workers' queue and timed out with the second slow page,
-    unchecked). Each slow page's timeout replaces the workers; the waiting page is checked."""
-    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 2})
-    pipeline._processes.submit(int).result()
-    flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
-    items = [{"url": f"https://a.test/flood-{n}", "html": flood + f"<p>{n}"} for n in (1, 2)]
-    items.append({"url": "https://a.test/article", "html": page(PARAGRAPHS)})
-
-    async def crawl() -> list:
-        started = []
-        for item in items:  # in this order
-            started.append(asyncio.ensure_future(pipeline.process_item(item)))
-            await asyncio.sleep(0.2)
-        return list(await asyncio.gather(*started))
-
-    assert [item["url"] for item in asyncio.run(crawl())] == [item["url"] for item in items]
-    counts = stats(pipeline)
-    assert counts["dedup/content/timeout"] == 2
-    assert counts["dedup/content/unique"] == 1  # the article was checked
-    pipeline.close_spider()
