@@ -15,7 +15,6 @@ import logging
 import os
 import pickle
 import shutil
-import time
 from collections import Counter
 from functools import partial
 from pathlib import Path
@@ -38,6 +37,7 @@ from crawler.generations import Generations
 from crawler.middlewares import META_UNCHECKED, FrontierMiddleware
 from crawler.redis_access import (
     PROBE_INTERVAL,
+    RedisLeftAlone,
     RedisUnavailable,
     connection_from_settings,
     redact,
@@ -66,7 +66,6 @@ logger = logging.getLogger(__name__)
 LOCAL_BACKENDS = ("bloom", "memory")
 REDIS_BACKENDS = ("redis", "redis-bloom")
 REDIS_ERROR_POLICIES = ("stop", "allow")
-#: Seconds without asking Redis after it stopped answering (each ask blocks the reactor).
 
 #: Request meta keys: the key the request was recorded under, and its URL then.
 META_KEY = "dedup_key"
@@ -393,7 +392,6 @@ class URLDupeFilter(BaseDupeFilter):
         self._closing_for_redis = False
         self._closing_for_state = False
         self._unchecked: Request | None = None
-        self._redis_down_until = 0.0
         self._let_through_unchecked: set[bytes] = set()
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
         crawler.signals.connect(self._spider_opened_now, signal=scrapy_signals.spider_opened)
@@ -595,13 +593,11 @@ class URLDupeFilter(BaseDupeFilter):
                 return False
             if self.frontier is not None:
                 self.frontier.finished(source_key)
-        if self._redis_down_until and time.monotonic() < self._redis_down_until:
-            return self._seen_without_redis(key, request, None)
         try:
             added = self._add(key, request)
+        except RedisLeftAlone:  # reported when it failed
+            return self._seen_without_redis(key, request, None)
         except RedisUnavailable as exc:
-            # do not block the reactor on every request while Redis is away
-            self._redis_down_until = time.monotonic() + PROBE_INTERVAL
             return self._seen_without_redis(key, request, exc)
         except OSError as exc:
             return self._hold_back_unrecorded(request, exc)

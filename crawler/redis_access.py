@@ -39,6 +39,11 @@ class RedisUnavailable(Exception):
     """Redis could not be reached, or stopped answering, after the retries."""
 
 
+class RedisLeftAlone(RedisUnavailable):
+    """A call refused at once: the server failed a call moments ago and is left alone
+    (:data:`PROBE_INTERVAL`); that failure was raised and reported already."""
+
+
 class RedisSignatureMismatch(Exception):
     """The shared data was built with other rules than this worker's."""
 
@@ -245,7 +250,7 @@ class RedisConnection:
             left = self._down_until - time.monotonic()
             if left > 0:
                 self.refused_while_down += 1
-                raise RedisUnavailable(
+                raise RedisLeftAlone(
                     f"Redis at {redact(self.url)} is left alone for {left:.1f}s more after "
                     f"{self._down_error}"
                 )
