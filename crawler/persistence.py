@@ -183,11 +183,11 @@ def _record_state_file(path: Path) -> None:
         replace_atomically(path.parent / STATE_FILES_NAME, listing)
 
 
-def check_not_forgotten(path: Path, way_out: str = "") -> None:
+def _check_not_forgotten(path: Path, recorded: set[str], way_out: str = "") -> None:
     """Raise :class:`StateFileError` when the state file at *path* is missing though its
-    directory held it (:data:`STATE_FILES_NAME` lists it). *way_out* is added to the ways
-    out the message names (restore it, or start afresh)."""
-    if not path.exists() and path.name in _recorded_state_files(path.parent):
+    directory held it (*recorded*, what :data:`STATE_FILES_NAME` lists). *way_out* is added
+    to the ways out the message names (restore it, or start afresh)."""
+    if not path.exists() and path.name in recorded:
         raise StateFileError(
             f"{path} is missing, though this state directory held it ({STATE_FILES_NAME} "
             f"lists it): what it recorded would be forgotten. Restore it; {way_out}or start "
@@ -356,11 +356,13 @@ class Journal:
         by this process: a crawl checks this while it is built, so that it stops before
         its spider opens. An empty journal (one created by hand in place of a lost one)
         has no records."""
-        _recorded_state_files(self.path.parent)  # refused when damaged, whatever is missing
+        recorded = _recorded_state_files(self.path.parent)  # refused when damaged
         if not self.path.exists():
             self._check_snapshot_without_journal()
-            check_not_forgotten(
-                self.path, f"or create it empty (touch {self.path}) to go on without it; "
+            _check_not_forgotten(
+                self.path,
+                recorded,
+                f"or create it empty (touch {self.path}) to go on without it; ",
             )
         elif self.path.stat().st_size:
             header = read_header(self.path)
@@ -371,7 +373,7 @@ class Journal:
             if path is not None:
                 check_writable(path)
         if self.snapshot is not None:
-            check_not_forgotten(self.snapshot)
+            _check_not_forgotten(self.snapshot, recorded)
             check_file(self.snapshot)
 
     def _check_snapshot_without_journal(self) -> None:
