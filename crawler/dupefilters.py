@@ -34,7 +34,7 @@ from crawler.closing import close_spider
 from crawler.frontier import Frontier
 from crawler.frontier import check_files as check_frontier_files
 from crawler.generations import Generations
-from crawler.middlewares import META_UNCHECKED, FrontierMiddleware
+from crawler.middlewares import META_ITEMS_SETTLED, META_UNCHECKED, FrontierMiddleware
 from crawler.redis_access import (
     PROBE_INTERVAL,
     RedisLeftAlone,
@@ -394,6 +394,9 @@ class URLDupeFilter(BaseDupeFilter):
         self._unchecked: Request | None = None
         self._let_through_unchecked: set[bytes] = set()
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
+        crawler.signals.connect(
+            self._request_items_settled, signal=dedup_signals.request_items_settled
+        )
         crawler.signals.connect(self._spider_opened_now, signal=scrapy_signals.spider_opened)
         if frontier is not None and not frontier_middleware_enabled(crawler.settings):
             # nothing sends request_finished: a request is done once it leaves the downloader
@@ -500,6 +503,7 @@ class URLDupeFilter(BaseDupeFilter):
 
     def _schedule_unfinished(self, spider: Spider) -> None:
         assert self.crawler.engine is not None
+        assert self.frontier is not None
         logger.info(
             "Scheduling again %(count)d requests that were scheduled but not "
             "finished when the previous run stopped uncleanly",
@@ -509,6 +513,9 @@ class URLDupeFilter(BaseDupeFilter):
         for serialized in self._pending_requests:
             request = request_from_dict(pickle.loads(serialized), spider=spider)
             self._resuming.add(request.meta[META_KEY])
+            settled_items = self.frontier.settled_items.get(request.meta[META_KEY])
+            if settled_items:
+                request.meta[META_ITEMS_SETTLED] = settled_items
             self.crawler.engine.crawl(request)
         self.stats.inc_value("dedup/url/resumed", len(self._pending_requests))
         self._pending_requests = []
@@ -743,6 +750,14 @@ class URLDupeFilter(BaseDupeFilter):
             try:
                 self.frontier.finished(key)
             except OSError as exc:  # left unfinished: a restart crawls it again
+                self._state_unwritable(exc)
+
+    def _request_items_settled(self, request: Request, items: int) -> None:
+        key = request.meta.get(META_KEY)
+        if self.frontier is not None and key is not None:
+            try:
+                self.frontier.items_settled(key, items)
+            except OSError as exc:  # items passed on again after a kill, as before
                 self._state_unwritable(exc)
 
     #: ``DEDUP_AUDIT_FILE``, opened at the first filtered request; ``None``: no audit.

@@ -5,11 +5,14 @@ crawl is killed while that request still waits in the scheduler's queue (which
 Scrapy only writes to disk on a clean stop), the page would never be crawled.
 The frontier journals each newly scheduled request (its key and serialized
 form) and each finished key, so that the next start knows what to schedule
-again.
+again. As the items of a request not yet finished leave the item pipelines, how
+many of them (from the first) have is journaled too: scheduled again, the request
+passes on only the items after those.
 """
 
 from __future__ import annotations
 
+import struct
 from typing import TYPE_CHECKING, Any
 
 from crawler.persistence import Journal, StateFileError
@@ -21,6 +24,10 @@ if TYPE_CHECKING:
 
 _SCHEDULED = b"S"
 _FINISHED = b"F"
+#: So many items of the request, from the first, left the item pipelines; the request
+#: is not finished (its links, or later items, may still be on their way).
+_ITEMS_SETTLED = b"I"
+_ITEM_COUNT = struct.Struct(">I")
 #: Written at a clean stop when the scheduler persisted its own queue.
 _QUEUE_PERSISTED = b"Q"
 
@@ -42,17 +49,22 @@ class Frontier:
 
     def __init__(self, state_dir: Path, signature: Mapping[str, Any]) -> None:
         self.journal = Journal(journal_path(state_dir), "frontier", signature)
+        #: For the requests :meth:`open` returned: how many items of each, from the
+        #: first, had left the item pipelines (see :meth:`items_settled`), by key.
+        self.settled_items: dict[bytes, int] = {}
 
     def open(self) -> tuple[list[bytes], bool]:
         """Load what the last run left unfinished.
 
         Returns the serialized requests that were scheduled and never
-        finished, in scheduling order, and whether the last run stopped
+        finished, in scheduling order (how many items of each were written is in
+        :attr:`settled_items`), and whether the last run stopped
         cleanly with the scheduler's queue saved (then that queue still holds
         them and they must not be scheduled twice). The journal is compacted
         to just those requests.
         """
         pending: dict[bytes, bytes] = {}
+        settled_items: dict[bytes, int] = {}
         queue_persisted = False
 
         def replay(record: bytes) -> None:
@@ -68,11 +80,26 @@ class Frontier:
                 pending[key] = record
             elif tag == _FINISHED:
                 pending.pop(key, None)
+                settled_items.pop(key, None)
+            elif tag == _ITEMS_SETTLED:
+                count = record[1 + KEY_SIZE :]
+                if len(count) != _ITEM_COUNT.size:
+                    raise StateFileError(
+                        f"{self.journal.path} is corrupt: an item count of {len(count)} bytes"
+                    )
+                if key in pending:
+                    settled_items[key] = max(settled_items.get(key, 0), *_ITEM_COUNT.unpack(count))
             else:
                 raise StateFileError(f"{self.journal.path} is corrupt: unknown record type {tag!r}")
 
         self.journal.open(replay)
-        self.journal.restart(pending.values())
+        self.settled_items = settled_items
+        self.journal.restart(
+            [
+                *pending.values(),
+                *(self._items_record(key, count) for key, count in settled_items.items()),
+            ]
+        )
         if queue_persisted:
             self.journal.append(_QUEUE_PERSISTED)
         return [record[1 + KEY_SIZE :] for record in pending.values()], queue_persisted
@@ -89,6 +116,16 @@ class Frontier:
 
     def finished(self, key: bytes) -> None:
         self.journal.append(_FINISHED + key)
+
+    def items_settled(self, key: bytes, count: int) -> None:
+        """The first *count* items of the request *key* left the item pipelines (written
+        by the feeds, dropped or failed), and the request is not finished: scheduled
+        again after a kill, it is not to pass them on a second time."""
+        self.journal.append(self._items_record(key, count))
+
+    @staticmethod
+    def _items_record(key: bytes, count: int) -> bytes:
+        return _ITEMS_SETTLED + key + _ITEM_COUNT.pack(count)
 
     def close(self, *, crawl_finished: bool, queue_persisted: bool) -> None:
         """Compact the journal at a clean stop.

@@ -18,13 +18,20 @@ finished, so it is crawled again and finds that child again.
 
 Requests not finished when a crawl is killed are scheduled again at the next
 start, so a request is never reported finished before its children and its
-items are safe. An item that a later spider middleware filters out never
+items are safe. Before that, as its items leave the pipelines, it sends
+:data:`crawler.signals.request_items_settled` with how many of them, from the
+first, have: scheduled again after a kill, the request carries that number in
+:data:`META_ITEMS_SETTLED`, and so many items of its callback's output are left
+out (they are in the feed already), its requests not. That assumes a callback
+yields a page's items in the same order each time, as a callback that reads them
+off the page does. An item that a later spider middleware filters out never
 reaches the pipelines: its request stays unfinished, and a restart crawls it
 again.
 """
 
 from __future__ import annotations
 
+import logging
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -41,10 +48,15 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
+logger = logging.getLogger(__name__)
 
 #: Request meta flag the dupefilter sets on a request it could not check
 #: (Redis away, ``DEDUP_REDIS_ON_ERROR = "stop"``) and did not schedule.
 META_UNCHECKED = "dedup_unchecked"
+#: Request meta key of a request scheduled again after a kill: how many items of its
+#: callback's output, from the first, had left the item pipelines (they are in the feed);
+#: so many items of the output are left out, its requests are not.
+META_ITEMS_SETTLED = "dedup_items_settled"
 
 
 class _Parent:
@@ -52,8 +64,13 @@ class _Parent:
 
     __slots__ = (
         "child_held_back",
+        "items_passed",
+        "items_reported",
+        "items_seen",
         "output_consumed",
+        "position_of",
         "request",
+        "settled_positions",
         "unscheduled_children",
         "unsettled_items",
     )
@@ -64,6 +81,21 @@ class _Parent:
         self.unsettled_items = 0
         self.output_consumed = False
         self.child_held_back = False
+        #: items of the output so far, those left out included
+        self.items_seen = 0
+        #: the position in the output of each item passed on, by ``id()``
+        self.position_of: dict[int, int] = {}
+        self.settled_positions: set[int] = set()
+        #: how many items, from the first, are known to have left the pipelines
+        self.items_reported = int(request.meta.get(META_ITEMS_SETTLED, 0))
+        self.items_passed = False
+
+    def settled_prefix(self) -> int:
+        """How many items, from the first, have left the pipelines."""
+        prefix = self.items_reported
+        while prefix in self.settled_positions:
+            prefix += 1
+        return prefix
 
 
 class FrontierMiddleware:
@@ -94,35 +126,72 @@ class FrontierMiddleware:
     def _finished(self, request: Request) -> None:
         self.crawler.signals.send_catch_log(signal=signals.request_finished, request=request)
 
-    def _track(self, response: Response, parent: _Parent, output: Any) -> None:
+    def _track(self, response: Response, parent: _Parent, output: Any) -> bool:
+        """Follow *output* of *parent*'s callback; whether it goes on (an item written
+        before the last run was killed does not)."""
         if isinstance(output, Request):
             parent.unscheduled_children += 1
             self._parent_of[output] = parent
-        elif output is not None:
-            parent.unsettled_items += 1
-            self._parent_of_items[response] = parent
+            return True
+        if output is None:
+            return True
+        position = parent.items_seen
+        parent.items_seen += 1
+        if position < parent.items_reported:
+            self._left_out(parent.request)
+            return False
+        parent.unsettled_items += 1
+        parent.items_passed = True
+        parent.position_of[id(output)] = position
+        self._parent_of_items[response] = parent
+        return True
+
+    def _left_out(self, request: Request) -> None:
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value("dedup/url/resumed_items_skipped")
+        logger.debug(
+            "Item of %(request)s left out: the previous run, killed before the request "
+            "finished, had written it",
+            {"request": request},
+        )
 
     def _output_consumed(self, parent: _Parent) -> None:
         parent.output_consumed = True
         self._finish_if_settled(parent)
 
-    def _item_left(self, response: Response | None = None, **kwargs: Any) -> None:
+    def _item_left(self, item: Any = None, response: Response | None = None, **kwargs: Any) -> None:
         parent = self._parent_of_items.get(response) if response is not None else None
-        if parent is not None:
-            # after the other receivers of this signal: the feed exports write the item
-            call_later(0, self._item_settled, parent)
-
-    def _item_settled(self, parent: _Parent) -> None:
+        if parent is None:
+            return
+        position = parent.position_of.pop(id(item), None)
+        if position is not None:
+            parent.settled_positions.add(position)
+        # The feed exports (an extension, connected to this signal before any
+        # middleware) have written the item: recording it now, in the same step,
+        # leaves a kill no time between the two.
         parent.unsettled_items -= 1
         self._finish_if_settled(parent)
 
     def _finish_if_settled(self, parent: _Parent) -> None:
         if (
             parent.output_consumed
-            and not parent.unscheduled_children
             and not parent.unsettled_items
+            and not parent.unscheduled_children
+            # a child neither recorded nor scheduled (Redis away): left unfinished, the
+            # parent is crawled again and finds it again
+            and not parent.child_held_back
         ):
-            self._finish_parent(parent)
+            self._finished(parent.request)
+            return
+        if not parent.items_passed:
+            return
+        prefix = parent.settled_prefix()
+        if prefix > parent.items_reported:
+            parent.settled_positions.difference_update(range(parent.items_reported, prefix))
+            parent.items_reported = prefix
+            self.crawler.signals.send_catch_log(
+                signal=signals.request_items_settled, request=parent.request, items=prefix
+            )
 
     def _child_scheduled(self, request: Request) -> None:
         parent = self._parent_of.pop(request, None)
@@ -138,21 +207,14 @@ class FrontierMiddleware:
             parent.child_held_back = True
         self._finish_if_settled(parent)
 
-    def _finish_parent(self, parent: _Parent) -> None:
-        if parent.child_held_back:
-            # a child was neither recorded nor scheduled (Redis away): left
-            # unfinished, the parent is crawled again and finds it again
-            return
-        self._finished(parent.request)
-
     # Spider middleware
 
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
         parent = _Parent(response.request)  # type: ignore[arg-type]
         try:
             for output in result:
-                self._track(response, parent, output)
-                yield output
+                if self._track(response, parent, output):
+                    yield output
         finally:
             self._output_consumed(parent)
 
@@ -162,8 +224,8 @@ class FrontierMiddleware:
         parent = _Parent(response.request)  # type: ignore[arg-type]
         try:
             async for output in result:
-                self._track(response, parent, output)
-                yield output
+                if self._track(response, parent, output):
+                    yield output
         finally:
             self._output_consumed(parent)
 

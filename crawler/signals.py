@@ -4,3 +4,9 @@
 #: output (or its errback's) was consumed, or its download failed for good.
 #: The URL dupefilter then forgets it from the crash-safe frontier.
 request_finished = object()
+
+#: Sent with ``request`` and ``items`` when the first ``items`` items of a request's
+#: callback output have left the item pipelines, before the request is finished (its
+#: links, or later items, still on their way). A request scheduled again after a kill
+#: in between leaves those items out.
+request_items_settled = object()

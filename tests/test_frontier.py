@@ -59,3 +59,28 @@ def test_clean_stop_without_saved_queue_resumes(tmp_path):
     frontier.scheduled(KEY_A, b"request-a")
     frontier.close(crawl_finished=False, queue_persisted=False)
     assert Frontier(tmp_path, {}).open() == ([b"request-a"], False)
+
+
+def test_how_many_items_were_written_comes_back_until_the_request_finishes(tmp_path):
+    frontier = Frontier(tmp_path, {})
+    frontier.open()
+    frontier.scheduled(KEY_A, b"request-a")
+    frontier.scheduled(KEY_B, b"request-b")
+    frontier.scheduled(KEY_C, b"request-c")
+    frontier.items_settled(KEY_A, 1)
+    frontier.items_settled(KEY_A, 3)
+    frontier.items_settled(KEY_C, 1)
+    frontier.finished(KEY_C)
+    frontier.journal.close()  # killed
+    resumed = Frontier(tmp_path, {})
+    assert resumed.open() == ([b"request-a", b"request-b"], False)
+    assert resumed.settled_items == {KEY_A: 3}
+    resumed.journal.close()  # killed again: the compacted journal keeps the count
+    again = Frontier(tmp_path, {})
+    assert again.open() == ([b"request-a", b"request-b"], False)
+    assert again.settled_items == {KEY_A: 3}
+    again.finished(KEY_A)
+    again.journal.close()
+    last = Frontier(tmp_path, {})
+    assert last.open() == ([b"request-b"], False)
+    assert last.settled_items == {}

@@ -10,7 +10,7 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from crawler import signals as dedup_signals
-from crawler.middlewares import META_UNCHECKED, FrontierMiddleware
+from crawler.middlewares import META_ITEMS_SETTLED, META_UNCHECKED, FrontierMiddleware
 
 
 class NamedSpider(Spider):
@@ -80,3 +80,64 @@ def test_a_parent_finishes_once_every_item_of_it_left_the_pipelines():
         return seen
 
     assert asyncio.run(body()) == [[], [], [], ["http://a.test/parent"]]
+
+
+def settled_and_finished(
+    outputs: list, leave: list[int], meta: dict | None = None
+) -> tuple[list, list[int], list[str]]:
+    """Run *outputs* (items and requests) through the middleware as one callback's output,
+    let the items at positions *leave* of what it passed on leave the pipelines, in that
+    order; return what it passed on, the ``items`` counts it reported settled, and the
+    URLs it reported finished. The requests are never scheduled."""
+
+    async def body() -> tuple[list, list[int], list[str]]:
+        crawler, middleware, response, finished = parent_response()
+        response.request.meta.update(meta or {})
+        settled: list[int] = []
+
+        def record(request: Request, items: int) -> None:
+            settled.append(items)
+
+        crawler.signals.connect(record, signal=dedup_signals.request_items_settled, weak=False)
+        passed = list(middleware.process_spider_output(response, outputs))
+        items = [output for output in passed if not isinstance(output, Request)]
+        for position in leave:
+            crawler.signals.send_catch_log(
+                signals.item_scraped, item=items[position], response=response
+            )
+        await asyncio.sleep(0.01)
+        return passed, settled, finished
+
+    return asyncio.run(body())
+
+
+def test_items_written_from_the_first_are_reported_while_a_link_is_unscheduled():
+    """A kill then must not pass them on again: they are in the feed."""
+    items = [{"n": n} for n in range(4)]
+    child = Request("http://a.test/child")
+    _, settled, finished = settled_and_finished([items[0], child, *items[1:]], [1, 0, 3, 2])
+    # the second item first: nothing from the first yet; then two, then still two, then four
+    assert settled == [2, 4]
+    assert finished == []
+
+
+def test_a_parent_without_children_is_finished_not_reported_settled():
+    _, settled, finished = settled_and_finished([{"n": 1}], [0])
+    assert (settled, finished) == ([], ["http://a.test/parent"])
+
+
+def test_a_request_scheduled_again_leaves_out_the_items_written_before():
+    items = [{"n": n} for n in range(3)]
+    child = Request("http://a.test/child")
+    passed, settled, _ = settled_and_finished(
+        [items[0], child, items[1], items[2]], [0], {META_ITEMS_SETTLED: 2}
+    )
+    assert passed == [child, items[2]]
+    assert settled == [3]  # counted from the first item of the output, left out ones too
+
+
+def test_items_left_out_are_counted():
+    crawler, middleware, response, _ = parent_response()
+    response.request.meta[META_ITEMS_SETTLED] = 2
+    list(middleware.process_spider_output(response, [{"n": 1}, {"n": 2}]))
+    assert crawler.stats.get_value("dedup/url/resumed_items_skipped") == 2

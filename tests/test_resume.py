@@ -32,7 +32,14 @@ if TYPE_CHECKING:
     from crawler.demo.site import DemoSite
     from tests.conftest import DemoSiteProcess
 
-from tests.conftest import REPO_ROOT, _child_env, run_scrapy, scrapy_crawl_command
+from tests.conftest import (
+    REPO_ROOT,
+    _child_env,
+    crawl_stat,
+    final_stat,
+    run_scrapy,
+    scrapy_crawl_command,
+)
 
 # Slow enough that the kill lands mid-crawl, whatever the machine.
 CRAWL_SETTINGS = {
@@ -169,6 +176,105 @@ def test_ten_kills_lose_no_page_and_repeat_only_work_in_flight(
     )
     assert set(exported) == articles
     assert [article for article, times in exported.items() if times > 1] == []
+
+
+def test_a_request_is_recorded_finished_only_after_its_item_is_in_the_feed(
+    demo_site_server, tmp_path
+):
+    """The feed writes an item and the frontier records its request finished on one
+    signal, item_scraped: the frontier must come second, or a kill between the two loses
+    the item, and it must come at once, or a kill between the two writes it twice."""
+    output = tmp_path / "items.jsonl"
+    command = crawl_command(
+        demo_site_server.url,
+        tmp_path / "job",
+        {"EXTENSIONS": json.dumps({"tests.feed_order_probe.FeedOrderProbe": 0})},
+    )
+    log = run_scrapy([*command, "-o", str(output)])
+    articles = final_stat(log, "item_scraped_count")
+    assert final_stat(log, "test/finished_after_item") == articles > 0
+    assert crawl_stat(log, "test/finished_before_feed") is None
+
+
+@pytest.mark.parametrize("item_keys", [False, True])
+def test_a_kill_after_the_items_but_before_the_links_writes_no_item_twice(
+    demo_site_process_factory, tmp_path, item_keys
+):
+    """A callback that yields its item and then its links: killed once the item is in the
+    feed and before the links are all scheduled, the restart downloads the page again for
+    its links, and leaves its item out."""
+    server = demo_site_process_factory()
+    model = server.model()
+    output = tmp_path / "items.jsonl"
+    spider = tmp_path / "slow_links.py"
+    spider.write_text(SLOW_LINKS_SPIDER)
+    settings = {"DEDUP_ITEM_KEY_FIELDS": "url"} if item_keys else {}
+    settings["JOBDIR"] = str(tmp_path / "job")
+    command = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a", f"url={server.url}"]
+    for name, value in {**CRAWL_SETTINGS, **settings}.items():
+        command += ["-s", f"{name}={value}"]
+    command += ["-o", str(output)]
+
+    first = subprocess.Popen(
+        [*command, "-a", "pause=30"],
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    try:
+        # the start page's item written, its links held back by the pause
+        while not (output.exists() and output.read_text("utf-8")):
+            assert first.poll() is None, "the crawl ended before it could be killed"
+            assert time.monotonic() < deadline, "the crawl wrote no item"
+            time.sleep(0.01)
+        time.sleep(0.5)
+        os.kill(first.pid, signal.SIGKILL)
+    finally:
+        first.wait()
+    start_page = model.resolve("/").resource_id
+    assert set(server.hits()["by_resource"]) == {start_page}  # no link was followed yet
+
+    log = run_scrapy(command)
+    assert "Traceback" not in log
+    assert final_stat(log, "dedup/url/resumed_items_skipped") == 1
+    exported = Counter(exported_resources(model, output))
+    assert set(exported) == html_pages(model)
+    assert [resource for resource, times in exported.items() if times > 1] == []
+
+
+SLOW_LINKS_SPIDER = """
+import asyncio
+from urllib.parse import urlsplit
+
+import scrapy
+
+
+class SlowLinksSpider(scrapy.Spider):
+    \"\"\"Yields each page's URL, then (after *pause* seconds on the start page) its links.\"\"\"
+
+    name = "slow_links"
+
+    def __init__(self, url, pause="0", **kwargs):
+        super().__init__(**kwargs)
+        self.start_url = url
+        self.allowed_domains = [urlsplit(url).hostname]
+        self.pause = float(pause)
+
+    async def start(self):
+        yield scrapy.Request(self.start_url)
+
+    async def parse(self, response):
+        if not isinstance(response, scrapy.http.HtmlResponse):
+            return
+        yield {"url": response.url}
+        if response.url == self.start_url:
+            await asyncio.sleep(self.pause)
+        for href in response.css("a::attr(href)").getall():
+            if urlsplit(response.urljoin(href)).scheme in ("http", "https"):
+                yield response.follow(href)
+"""
 
 
 def test_a_scheduler_queue_torn_by_kill_9_loses_nothing(demo_site_process_factory, tmp_path):
