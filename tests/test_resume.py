@@ -27,7 +27,7 @@ from crawler.frontier import Frontier
 from crawler.stores.bloom import BloomSeenSet
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from crawler.demo.site import DemoSite
     from tests.conftest import DemoSiteProcess
@@ -60,6 +60,12 @@ def crawl_command(url: str, jobdir: Path, extra: dict[str, str]) -> list[str]:
 
 def kill_mid_crawl(server: DemoSiteProcess, command: list[str], after_hits: int) -> dict:
     """Run *command*, SIGKILL it once the server answered *after_hits* requests."""
+    kill_when(command, lambda: server.hits()["total"] >= after_hits)
+    return server.hits()
+
+
+def kill_when(command: list[str], ready: Callable[[], bool], settle: float = 0.0) -> None:
+    """Run *command*, SIGKILL it *settle* seconds after *ready* returns true."""
     process = subprocess.Popen(
         command,
         cwd=REPO_ROOT,
@@ -69,15 +75,15 @@ def kill_mid_crawl(server: DemoSiteProcess, command: list[str], after_hits: int)
     )
     deadline = time.monotonic() + 60
     try:
-        while server.hits()["total"] < after_hits:
+        while not ready():
             assert process.poll() is None, "the crawl ended before it could be killed"
             assert time.monotonic() < deadline, "the crawl made no progress"
             time.sleep(0.005)
+        time.sleep(settle)
         os.kill(process.pid, signal.SIGKILL)
     finally:
         process.wait()
     assert process.returncode == -signal.SIGKILL
-    return server.hits()
 
 
 def html_pages(site: DemoSite) -> set[str]:
@@ -215,24 +221,12 @@ def test_a_kill_after_the_items_but_before_the_links_writes_no_item_twice(
         command += ["-s", f"{name}={value}"]
     command += ["-o", str(output)]
 
-    first = subprocess.Popen(
+    # killed once the start page's item is written, its links held back by the pause
+    kill_when(
         [*command, "-a", "pause=30"],
-        cwd=REPO_ROOT,
-        env=_child_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        lambda: output.exists() and bool(output.read_text("utf-8")),
+        settle=0.5,
     )
-    deadline = time.monotonic() + 60
-    try:
-        # the start page's item written, its links held back by the pause
-        while not (output.exists() and output.read_text("utf-8")):
-            assert first.poll() is None, "the crawl ended before it could be killed"
-            assert time.monotonic() < deadline, "the crawl wrote no item"
-            time.sleep(0.01)
-        time.sleep(0.5)
-        os.kill(first.pid, signal.SIGKILL)
-    finally:
-        first.wait()
     start_page = model.resolve("/").resource_id
     assert set(server.hits()["by_resource"]) == {start_page}  # no link was followed yet
 
