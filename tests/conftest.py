@@ -192,6 +192,8 @@ class RedisServerProcess:
         self.password = password
         self.cluster = cluster
         self.port = _free_port()
+        # the cluster bus port stays across restarts: the other nodes know it
+        self.cluster_port = _free_port() if cluster else None
         self.tls_port = _free_port() if tls else None
         self.ca_file = directory / "redis-cert.pem"
         self.process: subprocess.Popen[bytes] | None = None
@@ -207,7 +209,7 @@ class RedisServerProcess:
         options = ["--requirepass", self.password] if self.password else []
         if self.cluster:
             options += ["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"]
-            options += ["--cluster-port", str(_free_port())]  # the bus, not port + 10000
+            options += ["--cluster-port", str(self.cluster_port)]  # the bus, not port + 10000
         if self.tls_port is not None:
             key_file = self.directory / "redis-key.pem"
             _write_self_signed_certificate(self.ca_file, key_file)
@@ -359,7 +361,15 @@ def redis_cluster_nodes(
     redis_server_factory: Callable[..., RedisServerProcess],
 ) -> list[RedisServerProcess]:
     """A Redis Cluster of three primaries on 127.0.0.1 (``redis-cli --cluster create``)."""
-    nodes = [redis_server_factory(cluster=True) for _ in range(3)]
+    return start_redis_cluster(redis_server_factory)
+
+
+def start_redis_cluster(
+    redis_server_factory: Callable[..., RedisServerProcess], **options: Any
+) -> list[RedisServerProcess]:
+    """Three redis-servers with *options* (``appendonly=True``) made one cluster of three
+    primaries, no replica; returns once every node says the cluster is ok."""
+    nodes = [redis_server_factory(cluster=True, **options) for _ in range(3)]
     subprocess.run(
         [
             "redis-cli",
@@ -374,17 +384,24 @@ def redis_cluster_nodes(
         capture_output=True,
         timeout=60,
     )
+    wait_for_cluster_ok(nodes, READY_TIMEOUT)
+    return nodes
+
+
+def wait_for_cluster_ok(nodes: list[RedisServerProcess], timeout: float) -> None:
+    """Return once every node of a cluster says its state is ok."""
     import redis
 
-    deadline = time.monotonic() + READY_TIMEOUT
+    deadline = time.monotonic() + timeout
     for node in nodes:
         client = redis.Redis(port=node.port)
-        while client.cluster("info").get("cluster_state") != "ok":
-            if time.monotonic() > deadline:
-                raise RuntimeError("the Redis Cluster did not become ready")
-            time.sleep(0.1)
-        client.close()
-    return nodes
+        try:
+            while client.cluster("info").get("cluster_state") != "ok":
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the Redis Cluster was not ok within {timeout} s")
+                time.sleep(0.1)
+        finally:
+            client.close()
 
 
 # -- real crawls ------------------------------------------------------------------------------
