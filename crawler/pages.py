@@ -7,6 +7,7 @@ and fingerprinting are the CPU-heavy part of content dedup.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -60,6 +61,41 @@ def fingerprint_page(
     return PageFingerprint(
         status, replace(text_fingerprint, page_size=page_size_class(page_chars)), fallback
     )
+
+
+class _OutOfTime(BaseException):
+    """Raised in a worker process by its timer, inside the page's extraction (not an
+    :exc:`Exception`: the extractors catch those and go on)."""
+
+
+def _out_of_time(signum: int, frame: object) -> None:
+    raise _OutOfTime
+
+
+def fingerprint_page_within(
+    seconds: float, html: str | bytes | None, text: str | None = None, **options: object
+) -> PageFingerprint:
+    """:func:`fingerprint_page`, given up after *seconds* of this process's work on it:
+    status ``"timeout"``, no fingerprint. The time counts from when the page starts here,
+    not from when it was queued. For the main thread of a worker process (the limit is a
+    ``SIGALRM`` timer); ``0``: no limit. A signal cannot interrupt one long call into C
+    code: the caller keeps a deadline of its own for a worker that never returns. A
+    timer the process had set already is set again for what is left of it."""
+    if seconds <= 0:
+        return fingerprint_page(html, text, **options)  # type: ignore[arg-type]
+    started = time.monotonic()
+    previous_handler = signal.signal(signal.SIGALRM, _out_of_time)
+    previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fingerprint_page(html, text, **options)  # type: ignore[arg-type]
+    except _OutOfTime:
+        return PageFingerprint("timeout", None)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_handler)
+        if previous_delay:
+            left = max(previous_delay - (time.monotonic() - started), 0.001)
+            signal.setitimer(signal.ITIMER_REAL, left, previous_interval)
 
 
 def start_worker(extractor: str, parent_pid: int, check_every: float = 1.0) -> None:

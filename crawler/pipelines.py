@@ -50,7 +50,12 @@ from crawler.index.redis import RedisContentIndex
 from crawler.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.logformatter import DuplicateItem
 from crawler.neardup import NearDuplicateDetector, rejection_reason
-from crawler.pages import PageFingerprint, fingerprint_page, start_worker
+from crawler.pages import (
+    PageFingerprint,
+    fingerprint_page,
+    fingerprint_page_within,
+    start_worker,
+)
 from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
@@ -69,9 +74,14 @@ logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
-#: How many times a page is given to new workers when another page's timeout replaced
-#: the ones it waited for.
+#: How many times a page is given to new workers when another page's stuck worker
+#: replaced the ones it waited for.
 MAX_EXTRACT_ATTEMPTS = 5
+#: Seconds past ``DEDUP_EXTRACT_TIMEOUT`` after which a worker that has not given a page
+#: up is taken for stuck (in one call into C code) and replaced.
+STUCK_WORKER_MARGIN = 2.0
+#: Seconds between two looks at a page queued for the workers: has it been handed over?
+QUEUED_POLL_INTERVAL = 0.05
 
 CONTENT_ACTIONS = ("drop", "mark")
 CONTENT_BACKENDS = ("memory", "redis")
@@ -402,20 +412,23 @@ class NearDuplicatePipeline:
             if processes is None:
                 return fingerprint_page(*arguments, **options)
             try:
-                future = processes.submit(fingerprint_page, *arguments, **options)
-                return future.result(timeout=self.extract_timeout or None)
+                future = processes.submit(
+                    fingerprint_page_within, self.extract_timeout, *arguments, **options
+                )
+                page = self._result(future)
             except FuturesTimeoutError:
                 logger.warning(
-                    "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "
-                    "(%(timeout)s s) to extract; its worker process is replaced and the item "
-                    "kept unchecked (dedup/content/timeout)",
+                    "Content dedup: a worker process did not give %(url)s up after "
+                    "DEDUP_EXTRACT_TIMEOUT (%(timeout)s s) as it should (stuck in one call); "
+                    "the workers are replaced and the item kept unchecked "
+                    "(dedup/content/timeout)",
                     {"url": url or "<no url>", "timeout": self.extract_timeout},
                 )
                 self._replace_processes(processes)
                 return PageFingerprint("timeout", None)
             except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down
                 if self._processes is not processes:
-                    continue  # another page's timeout replaced the workers under this one
+                    continue  # another page's stuck worker replaced the workers under this one
                 if not isinstance(exc, BrokenProcessPool):
                     raise
                 logger.warning(
@@ -425,12 +438,39 @@ class NearDuplicatePipeline:
                 )
                 self._replace_processes(processes)
                 return PageFingerprint("timeout", None)
+            if page.status == "timeout":
+                logger.warning(
+                    "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "
+                    "(%(timeout)s s) to extract; it was given up and the item kept unchecked "
+                    "(dedup/content/timeout)",
+                    {"url": url or "<no url>", "timeout": self.extract_timeout},
+                )
+            return page
         logger.warning(
             "Content dedup: the workers were replaced %(times)d times while %(url)s waited "
             "for one; the item is kept unchecked (dedup/content/timeout)",
             {"url": url or "<no url>", "times": MAX_EXTRACT_ATTEMPTS},
         )
         return PageFingerprint("timeout", None)
+
+    def _result(self, future: Future[PageFingerprint]) -> PageFingerprint:
+        """The page's fingerprints. The worker gives a page up itself once it has worked
+        on it for ``DEDUP_EXTRACT_TIMEOUT``, however long it waited for a worker, so the
+        wait here has no limit while the page is queued. Once it is handed to the
+        workers, a worker that has not answered within the limit and a margin is stuck
+        in one call into C code (a signal cannot stop it: one page took 22 s to give up
+        a limit of 4 s) and :exc:`TimeoutError` is raised. A page handed over while the
+        workers are busy waits right behind one page, which may be a slow one: that page
+        can still run out of this wait, when the page ahead takes its whole limit."""
+        timeout = self.extract_timeout
+        if not timeout:
+            return future.result()
+        while not future.running():
+            try:
+                return future.result(timeout=QUEUED_POLL_INTERVAL)
+            except FuturesTimeoutError:
+                continue  # still queued behind other pages
+        return future.result(timeout=timeout + STUCK_WORKER_MARGIN)
 
     def _new_processes(self) -> ProcessPoolExecutor:
         # spawn, not fork: a forked copy of a running reactor is no place for work

@@ -21,7 +21,7 @@ from scrapy.utils.test import get_crawler
 import crawler.extract
 import crawler.pipelines
 from crawler.extract import EXTRACTORS
-from crawler.pages import fingerprint_page
+from crawler.pages import fingerprint_page, fingerprint_page_within
 from crawler.persistence import StateFileError
 from crawler.pipelines import NearDuplicatePipeline
 
@@ -229,7 +229,7 @@ def test_a_body_read_in_another_charset_is_extracted_again(extractions):
     assert [call["encoding"] for call in extractions] == [None, "cp1252"]
 
 
-def test_a_page_that_takes_too_long_passes_unchecked_and_its_worker_is_replaced(caplog):
+def test_a_page_that_takes_too_long_passes_unchecked_and_later_pages_are_checked(caplog):
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 3})
     pipeline._processes.submit(int).result()  # the worker has started
     # 100,000 unclosed paragraphs: trafilatura takes tens of seconds over it
@@ -240,8 +240,8 @@ def test_a_page_that_takes_too_long_passes_unchecked_and_its_worker_is_replaced(
     assert time.monotonic() - started < 3 + 5
     assert item["url"] == "https://a.test/flood"  # kept, unchecked
     assert stats(pipeline)["dedup/content/timeout"] == 1
-    assert "took more than DEDUP_EXTRACT_TIMEOUT (3.0 s)" in caplog.text
-    # later pages go to a new worker
+    # given up by its worker, or its worker replaced when stuck in one call into C code
+    assert "DEDUP_EXTRACT_TIMEOUT (3.0 s)" in caplog.text
     pipeline._processes.submit(int).result()
     process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
@@ -444,7 +444,7 @@ def test_a_worker_that_dies_on_a_page_loses_no_item(monkeypatch, caplog):
     failed with BrokenProcessPool, and the pool stayed broken)."""
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1})
     pipeline._processes.submit(int).result()
-    monkeypatch.setattr(crawler.pipelines, "fingerprint_page", exit_worker)
+    monkeypatch.setattr(crawler.pipelines, "fingerprint_page_within", exit_worker)
     with caplog.at_level(logging.WARNING, logger="crawler.pipelines"):
         item = process(pipeline, {"url": "https://a.test/crash", "html": page(PARAGRAPHS)})
     assert item["url"] == "https://a.test/crash"
@@ -455,3 +455,44 @@ def test_a_worker_that_dies_on_a_page_loses_no_item(monkeypatch, caplog):
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
         process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS) + "\n"})
     pipeline.close_spider()
+
+
+def test_a_page_waiting_behind_slow_ones_has_its_own_time_limit():
+    """With one worker, a page given to the workers while two slow pages run or wait is
+    checked: each page's time limit counts in the worker, from when it starts there (it
+    used to count from the hand-over, so the page timed out with the second slow one,
+    unchecked)."""
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 2})
+    pipeline._processes.submit(int).result()
+    flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
+    items = [{"url": f"https://a.test/flood-{n}", "html": flood + f"<p>{n}"} for n in (1, 2)]
+    items.append({"url": "https://a.test/article", "html": page(PARAGRAPHS)})
+
+    async def crawl() -> list:
+        started = []
+        for item in items:  # in this order
+            started.append(asyncio.ensure_future(pipeline.process_item(item)))
+            await asyncio.sleep(0.2)
+        return list(await asyncio.gather(*started))
+
+    assert [item["url"] for item in asyncio.run(crawl())] == [item["url"] for item in items]
+    counts = stats(pipeline)
+    assert counts["dedup/content/timeout"] == 2
+    assert counts["dedup/content/unique"] == 1  # the article was checked
+    pipeline.close_spider()
+
+
+def test_fingerprint_page_within_gives_a_slow_page_up_and_leaves_no_timer():
+    flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
+    handler = signal.getsignal(signal.SIGALRM)  # pytest-timeout's, in CI
+    signal.setitimer(signal.ITIMER_REAL, 600)  # a timer of the caller's own
+    started = time.monotonic()
+    try:
+        assert fingerprint_page_within(0.5, flood).status == "timeout"
+        assert time.monotonic() - started < 0.5 + 2
+        assert signal.getsignal(signal.SIGALRM) is handler
+        assert 590 < signal.getitimer(signal.ITIMER_REAL)[0] <= 600  # set again, not reset
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    ok = fingerprint_page_within(5, page(PARAGRAPHS))
+    assert ok.status == "ok" and ok.fingerprint is not None
