@@ -412,6 +412,18 @@ def scrapy_crawl_command(url: str, *arguments: str, spider: str = "site") -> lis
     return [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"url={url}", *arguments]
 
 
+def start_scrapy(command: list[str], stderr: Any = subprocess.PIPE) -> subprocess.Popen[str]:
+    """Start a scrapy command from the repository root; its log goes to *stderr*."""
+    return subprocess.Popen(
+        command,
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        text=True,
+    )
+
+
 def run_scrapy(command: list[str], timeout: float = 120) -> str:
     """Run a scrapy command from the repository root until it ends; it must succeed.
     Returns its log (stderr)."""

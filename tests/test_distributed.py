@@ -13,7 +13,7 @@ import time
 import pytest
 
 from crawler.redis_access import RedisConnection
-from tests.conftest import REPO_ROOT, _child_env, final_stat, scrapy_crawl_command
+from tests.conftest import REPO_ROOT, _child_env, final_stat, scrapy_crawl_command, start_scrapy
 
 WORKERS = 3
 
@@ -35,16 +35,7 @@ def run_workers(server, redis_server, settings: dict[str, str]) -> list[str]:
         log_files = [files.enter_context(tempfile.TemporaryFile("w+")) for _ in range(WORKERS)]
         workers = []
         for log_file in log_files:
-            workers.append(
-                subprocess.Popen(
-                    command,
-                    cwd=REPO_ROOT,
-                    env=_child_env(),
-                    stdout=subprocess.DEVNULL,
-                    stderr=log_file,
-                    text=True,
-                )
-            )
+            workers.append(start_scrapy(command, stderr=log_file))
             if len(workers) == 1:
                 # A worker that starts while the shared queue is empty (the first one holds
                 # the only request) finds nothing to do and closes, as scrapy-redis's
