@@ -87,11 +87,15 @@ def fingerprint_page_within(
     previous_handler = signal.signal(signal.SIGALRM, _out_of_time)
     previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        return fingerprint_page(html, text, **options)  # type: ignore[arg-type]
+        try:
+            return fingerprint_page(html, text, **options)  # type: ignore[arg-type]
+        finally:
+            # inside the handled block: a timer that fires right as the page is done
+            # raises here, and the page counts as given up rather than the task failing
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except _OutOfTime:
         return PageFingerprint("timeout", None)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous_handler)
         if previous_delay:
             left = max(previous_delay - (time.monotonic() - started), 0.001)
