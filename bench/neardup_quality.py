@@ -53,7 +53,9 @@ What the numbers mean, and what the script promises about them:
   *adds* a spec line is its original plus one line, the edit a ``printed`` copy makes: a
   decision between it and its original's pages is neither right nor wrong (counted as
   *not judged*), and a copy matched to it counts as found. A sibling whose main text
-  comes out equal to the original's is left out (and counted).
+  comes out equal to the original's is left out (and counted), as is one whose normalized
+  main text equals the original's or the other sibling's: the edit did not reach the text
+  the detectors compare, and an equal text is an exact copy to each of them.
 * **Stream.** Originals, siblings and copies are shuffled with the seed: originals and
   siblings at random, each copy after its original with probability 0.85, before it
   otherwise. Every detector sees the same stream, in the same order, and keeps what it
@@ -2159,10 +2161,10 @@ def print_siblings(report: Report) -> None:
         + ". Not built: "
         + ("; ".join(f"{reason} ({count:,})" for reason, count in not_applied.items()) or "none")
         + f"; left out, main text unchanged by the edit: {facts['equal_raw']:,}; main text "
-        f"empty: {facts['empty']:,}. Normalized main text equal to the original's: "
+        f"empty: {facts['empty']:,}; left out, normalized main text equal to the original's: "
         f"{facts['equal_normalized']:,}, to the other sibling's: "
-        f"{facts['equal_normalized_siblings']:,}; "
-        f"under {MIN_CHARS} characters: {facts['short']:,}.\n"
+        f"{facts['equal_normalized_siblings']:,} (one text to every detector: an exact "
+        f"copy). Under {MIN_CHARS} characters: {facts['short']:,}.\n"
     )
     rows = []
     for evaluation in report.evaluations:
@@ -2297,9 +2299,12 @@ def build_items(
                 if variant.text == survey.text:
                     facts["equal_raw"] += 1
                     continue
+                if normalized == original_normalized or normalized in sibling_texts:
+                    # one text to every detector: an equal text is an exact copy
+                    facts["equal_normalized"] += normalized == original_normalized
+                    facts["equal_normalized_siblings"] += normalized in sibling_texts
+                    continue
                 facts["built"] += 1
-                facts["equal_normalized"] += normalized == original_normalized
-                facts["equal_normalized_siblings"] += normalized in sibling_texts
                 facts["short"] += len(normalized) < MIN_CHARS
                 facts["how"][_DIGIT_RUN.sub("N", variant.note)] += 1
                 sibling_texts.append(normalized)

@@ -713,6 +713,9 @@ def numbers_signature(normalized: str) -> int:
     return signature
 
 
+_TRAILING_LATIN = re.compile(r"[a-z]*$")
+
+
 def _label_before(normalized: str, start: int) -> str:
     """The label word right before position *start* (``sku``, ``货号``), else ``""``."""
     chinese = normalized[max(0, start - 2) : start]
@@ -721,6 +724,8 @@ def _label_before(normalized: str, start: int) -> str:
     if start < 2 or normalized[start - 1] != " ":
         return ""
     word = normalized[normalized.rfind(" ", 0, start - 1) + 1 : start - 1]
+    # a Latin label right after Chinese text, with no space between ("货号sku 123")
+    word = _TRAILING_LATIN.search(word)[0]  # type: ignore[index]
     if word in _LABEL_WORDS:
         return word
     chinese = normalized[max(0, start - 3) : start - 1]

@@ -831,6 +831,15 @@ def test_numbers_signature_keeps_a_changed_size_apart_on_a_page_full_of_figures(
     assert numbers_conflict(numbers_signature(first), numbers_signature(second))
 
 
+def test_a_latin_label_right_after_chinese_text_names_its_number() -> None:
+    # normalization leaves no space between Chinese and Latin text: "货号sku 88319"
+    first = normalize_text("产品规格：容量 64GB，货号 SKU 88319。")
+    second = normalize_text("产品规格：容量 64GB，货号 SKU 88356。")
+    assert "货号sku 88319" in first
+    assert numbers_signature(first) >> 32 != numbers_signature(second) >> 32
+    assert numbers_signature(first) & 0xFFFFFFFF == 0  # no number left among the others
+
+
 @pytest.mark.parametrize(
     ("text", "normalized"),
     [
