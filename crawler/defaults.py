@@ -2,7 +2,7 @@
 
 The add-on applies them at add-on priority; components that are enabled one
 by one (``DUPEFILTER_CLASS``, ``ITEM_PIPELINES``) fall back to them too, so a
-project gets the same behaviour either way. The README's settings table is
+project gets the same behaviour either way. The settings reference (docs/settings.md) is
 checked against this module by the tests.
 """
 

@@ -358,7 +358,7 @@ STATE_FILES = [
     "seen-items.snapshot",
     "seen-items.journal",
 ]
-# with every file of the table in the README: item keys too
+# with every file of the table in docs/persistence.md: item keys too
 WHOLE_STATE = {"DEDUP_ITEM_KEY_FIELDS": "headline"}
 
 

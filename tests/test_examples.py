@@ -1,0 +1,64 @@
+"""The example project in examples/news, a plain ``scrapy startproject`` layout that
+switches dedup on with the one add-on line, crawls the demo site as its README says."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from tests.conftest import REPO_ROOT, _child_env
+from tests.test_crawl import resource_of
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.conftest import DemoSiteProcess
+
+EXAMPLE = REPO_ROOT / "examples" / "news"
+
+
+def test_the_example_enables_dedup_with_the_add_on_line_only():
+    settings = (EXAMPLE / "news" / "settings.py").read_text("utf-8")
+    assert 'ADDONS = {"crawler.addon.DedupAddon": 0}' in settings
+    assert "DEDUP_" not in settings and "DUPEFILTER" not in settings
+    assert "crawler" not in (EXAMPLE / "news" / "spiders" / "articles.py").read_text("utf-8")
+
+
+def test_the_example_project_crawls_each_article_once(
+    demo_site_server: DemoSiteProcess, tmp_path: Path
+) -> None:
+    project = tmp_path / "news"
+    shutil.copytree(EXAMPLE, project)
+    demo_site_server.reset()
+    # the project's polite defaults (one request a second) are lifted for the test only
+    completed = subprocess.run(
+        [
+            *(sys.executable, "-m", "scrapy", "crawl", "articles"),
+            *("-a", f"url={demo_site_server.url}", "-o", "articles.jsonl"),
+            *("-s", "JOBDIR=crawls/articles-1"),
+            *("-s", "DOWNLOAD_DELAY=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8"),
+        ],
+        cwd=project,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    site = demo_site_server.model()
+    items = [json.loads(line) for line in (project / "articles.jsonl").read_text().splitlines()]
+    articles = Counter(resource_of(site, item["url"]) for item in items)
+    assert articles == Counter({article.path: 1 for article in site.articles})
+    assert all("html" not in item for item in items)  # the content level took it out
+    printed = [copy for copy in site.near_duplicates if copy.startswith("/articles/")]
+    assert printed  # printer-friendly copies: article paths, dropped by the content level
+    assert f"'dedup/content/near': {len(printed)}" in completed.stderr
+    hits = demo_site_server.hits()["by_resource"]
+    assert hits and all(count == 1 for count in hits.values()), hits
+    assert {urlsplit(site.url(copy)).path for copy in printed} <= set(hits)
