@@ -12,44 +12,53 @@ by hand::
 from __future__ import annotations
 
 import logging
-import os
 import pickle
 import shutil
 from collections import Counter
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
-from scrapy.core.scheduler import Scheduler as ScrapyScheduler
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.job import job_dir
-from scrapy.utils.misc import load_object
 from scrapy.utils.request import referer_str, request_from_dict
 
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.audit import URL_LEVEL, AuditLog
 from crawler.closing import close_spider
+from crawler.from_settings import (
+    FILL_WARNING_RATIO,
+    REDIS_BACKENDS,
+    keeps_local_frontier,
+    redis_seen_store,
+    seen_set_factory,
+    snapshot_every_from_settings,
+    state_dir_from_settings,
+    state_dir_setting,
+    url_backend_from_settings,
+    url_rules_from_settings,
+    url_signature,
+)
 from crawler.frontier import Frontier
-from crawler.frontier import check_files as check_frontier_files
-from crawler.generations import Generations
-from crawler.middlewares import META_ITEMS_SETTLED, META_UNCHECKED, FrontierMiddleware
 from crawler.redis_access import (
     PROBE_INTERVAL,
     RedisLeftAlone,
     RedisUnavailable,
-    connection_from_settings,
     redact,
 )
-from crawler.request_keys import KEY_VERSION, request_key
-from crawler.state_lock import check_state_dir_free, lock_state_dir, unlock_state_dir
-from crawler.stores.bloom import BloomSeenSet
-from crawler.stores.generational import GenerationalSeenSet
-from crawler.stores.journaled import JournaledSeenStore, check_state_files
-from crawler.stores.memory import MemorySeenSet
+from crawler.request_keys import request_key
+from crawler.request_meta import (
+    META_ITEMS_SETTLED,
+    META_KEY,
+    META_UNCHECKED,
+    META_URL,
+    is_frontier_middleware,
+)
+from crawler.state_lock import lock_state_dir, unlock_state_dir
+from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
-from crawler.urls import UrlCanonicalizer, UrlRules
+from crawler.urls import UrlCanonicalizer
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -63,176 +72,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-LOCAL_BACKENDS = ("bloom", "memory")
-REDIS_BACKENDS = ("redis", "redis-bloom")
 REDIS_ERROR_POLICIES = ("stop", "allow")
-
-#: Request meta keys: the key the request was recorded under, and its URL then.
-META_KEY = "dedup_key"
-META_URL = "dedup_url"
-
-#: Bloom fill ratio at which a warning says the filter is about to grow.
-FILL_WARNING_RATIO = 0.8
-
-
-def url_rules_from_settings(settings: BaseSettings) -> UrlRules:
-    """Build the canonicalization rules from ``DEDUP_URL_*`` settings."""
-    return UrlRules(
-        strip_params=tuple(
-            settings.getlist("DEDUP_URL_STRIP_PARAMS", defaults.DEDUP_URL_STRIP_PARAMS)
-        ),
-        keep_params=tuple(
-            settings.getlist("DEDUP_URL_KEEP_PARAMS", defaults.DEDUP_URL_KEEP_PARAMS)
-        ),
-        lowercase_path=settings.getbool(
-            "DEDUP_URL_LOWERCASE_PATH", defaults.DEDUP_URL_LOWERCASE_PATH
-        ),
-        fold_https=settings.getbool("DEDUP_URL_FOLD_HTTPS", defaults.DEDUP_URL_FOLD_HTTPS),
-    )
-
-
-def state_dir_setting(settings: BaseSettings) -> str:
-    """The name of the setting the state directory comes from."""
-    return "DEDUP_STATE_DIR" if settings.get("DEDUP_STATE_DIR") else "JOBDIR"
-
-
-def state_dir_from_settings(settings: BaseSettings, *, check_free: bool = True) -> Path | None:
-    """``DEDUP_STATE_DIR``, else ``JOBDIR``, else ``None`` (memory only).
-
-    A path that is a file, or a directory this process cannot write to, raises
-    :exc:`ValueError` naming the setting, before the crawl starts; a directory that
-    another crawl holds (:mod:`crawler.state_lock`) raises
-    :class:`~crawler.state_lock.StateDirInUseError`, unless *check_free* is false.
-    """
-    name = state_dir_setting(settings)
-    state_dir = settings.get("DEDUP_STATE_DIR") or job_dir(settings)
-    if not state_dir:
-        return None
-    path = Path(state_dir)
-    if path.exists() and not path.is_dir():
-        raise ValueError(
-            f"{name}={state_dir!r} is a file; dedup keeps its state in a directory: point "
-            f"{name} at a directory (it is created if missing)"
-        )
-    if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
-        raise ValueError(
-            f"{name}={state_dir!r} is not writable by this process; dedup appends to its "
-            f"journals there: point {name} at a writable directory"
-        )
-    if check_free:
-        check_state_dir_free(path, name)
-    return path
-
-
-def check_url_state(settings: BaseSettings, spider_name: str) -> None:
-    """Check the URL level's state before the crawl starts, so that a crawl that cannot use
-    it stops as a bad setting stops it, before its spider opens: a local state directory
-    that lost its journal or its snapshot, or whose files are damaged, raises
-    :class:`~crawler.persistence.StateFileError`; a shared store raises
-    :class:`~crawler.redis_access.RedisUnavailable` when Redis cannot be reached, and
-    :class:`~crawler.redis_access.RedisSignatureMismatch` when it was built with other
-    rules or by another backend (a store without a signature yet gets this crawl's)."""
-    backend = url_backend_from_settings(settings)
-    if backend in REDIS_BACKENDS:
-        store = redis_seen_store(settings, spider_name, backend)
-        store.open(url_signature(url_rules_from_settings(settings), store))
-        return
-    state_dir = state_dir_from_settings(settings)
-    if state_dir is not None:
-        check_state_files(state_dir)
-        if _keeps_local_frontier(settings):
-            check_frontier_files(state_dir)
-
-
-def _bloom_sizing(
-    settings: BaseSettings, generations: Generations | None = None
-) -> tuple[int, float]:
-    """Capacity and error rate of one Bloom filter. With a TTL a look-up consults
-    every live slice's filter, so each gets its share of DEDUP_URL_ERROR_RATE."""
-    capacity = settings.getint("DEDUP_URL_CAPACITY", defaults.DEDUP_URL_CAPACITY)
-    if capacity < 1:
-        raise ValueError(f"DEDUP_URL_CAPACITY={capacity!r} must be a positive number of URLs")
-    error_rate = settings.getfloat("DEDUP_URL_ERROR_RATE", defaults.DEDUP_URL_ERROR_RATE)
-    if not 0 < error_rate < 1:
-        raise ValueError(
-            f"DEDUP_URL_ERROR_RATE={error_rate!r} must be a probability between 0 and 1, e.g. 0.001"
-        )
-    if generations is not None:
-        error_rate /= len(generations.live())
-    return capacity, error_rate
-
-
-def url_backend_from_settings(settings: BaseSettings) -> str:
-    """``DEDUP_URL_BACKEND``, checked."""
-    backend = settings.get("DEDUP_URL_BACKEND", defaults.DEDUP_URL_BACKEND)
-    if backend not in LOCAL_BACKENDS + REDIS_BACKENDS:
-        raise ValueError(
-            f"DEDUP_URL_BACKEND={backend!r} is not a URL store; "
-            f"use one of {', '.join(map(repr, LOCAL_BACKENDS + REDIS_BACKENDS))}"
-        )
-    return str(backend)
-
-
-def snapshot_every_from_settings(settings: BaseSettings) -> int:
-    every = settings.getint("DEDUP_SNAPSHOT_EVERY", defaults.DEDUP_SNAPSHOT_EVERY)
-    if every < 1:
-        raise ValueError(f"DEDUP_SNAPSHOT_EVERY={every!r} must be a positive number of new entries")
-    return every
-
-
-def generations_from_settings(settings: BaseSettings) -> Generations | None:
-    """The time slices of ``DEDUP_URL_TTL``, or ``None`` when URLs are kept forever."""
-    ttl = settings.getfloat("DEDUP_URL_TTL", defaults.DEDUP_URL_TTL)
-    if ttl < 0:
-        raise ValueError(f"DEDUP_URL_TTL={ttl!r} must be 0 (forever) or a number of seconds")
-    if not ttl:
-        return None
-    count = settings.getint("DEDUP_URL_TTL_GENERATIONS", defaults.DEDUP_URL_TTL_GENERATIONS)
-    if count < 1:
-        raise ValueError(
-            f"DEDUP_URL_TTL_GENERATIONS={count!r} must be at least 1 (time slices per TTL)"
-        )
-    return Generations(ttl, count)
-
-
-def seen_set_factory(settings: BaseSettings, backend: str) -> Callable[[], SeenSet]:
-    """A callable that makes an empty local seen set of *backend*, sized by the settings."""
-    generations = generations_from_settings(settings)
-    new_set: Callable[[], SeenSet]
-    if backend == "memory":
-        new_set = MemorySeenSet
-    else:
-        capacity, error_rate = _bloom_sizing(settings, generations)
-        new_set = partial(BloomSeenSet, capacity, error_rate)
-    if generations is None:
-        return new_set
-    return partial(GenerationalSeenSet, new_set, generations)
-
-
-def redis_seen_store(
-    settings: BaseSettings,
-    spider_name: str,
-    backend: str,
-    key_setting: str = "DEDUP_REDIS_KEY",
-) -> RedisSetSeenStore | RedisBloomSeenStore:
-    """The shared seen store of *backend* for *spider_name* at the Redis key named by
-    *key_setting* (not opened)."""
-    connection = connection_from_settings(settings)
-    key = settings.get(key_setting, getattr(defaults, key_setting))
-    try:
-        base = key % {"spider": spider_name}
-    except (KeyError, ValueError, TypeError) as exc:
-        raise ValueError(
-            f"{key_setting}={key!r} is not a key template; %(spider)s is the only field"
-        ) from exc
-    generations = generations_from_settings(settings)
-    capacity, error_rate = _bloom_sizing(settings, generations)
-    try:
-        if backend == "redis":
-            return RedisSetSeenStore(connection, base, generations=generations)
-        return RedisBloomSeenStore(connection, base, capacity, error_rate, generations=generations)
-    except ValueError as exc:
-        raise ValueError(f"{key_setting}={key!r}: {exc}") from exc
 
 
 def _local_queue_frontier(settings: BaseSettings, signature: dict[str, Any]) -> Frontier | None:
@@ -245,24 +85,13 @@ def _local_queue_frontier(settings: BaseSettings, signature: dict[str, Any]) -> 
     ``crawler.schedulers.LeasingScheduler`` keeps that queue safe instead.
     """
     state_dir = state_dir_from_settings(settings)
-    if state_dir is None or not _keeps_local_frontier(settings):
+    if state_dir is None or not keeps_local_frontier(settings):
         return None
     frontier = Frontier(state_dir, signature)
     queue_dir = job_dir(settings)
     if queue_dir and frontier.stopped_uncleanly():
         _discard_scheduler_queue(Path(queue_dir) / "requests.queue")
     return frontier
-
-
-def _keeps_local_frontier(settings: BaseSettings) -> bool:
-    """Whether the crawl journals its scheduled requests (see :func:`_local_queue_frontier`),
-    its state directory aside."""
-    # not issubclass(): Scrapy's scheduler classes accept any class with the
-    # scheduler methods as a subclass, scrapy-redis's included
-    return (
-        settings.getbool("DEDUP_URL_RESUME", defaults.DEDUP_URL_RESUME)
-        and ScrapyScheduler in load_object(settings["SCHEDULER"]).__mro__
-    )
 
 
 def _compacting(close: Callable[..., None], **kwargs: Any) -> None:
@@ -296,22 +125,9 @@ def frontier_middleware_enabled(settings: BaseSettings) -> bool:
     """Whether ``FrontierMiddleware`` is enabled as a spider middleware (it reports a
     request finished once its callback's requests are all scheduled)."""
     return any(
-        priority is not None and load_object(component) is FrontierMiddleware
+        priority is not None and is_frontier_middleware(component)
         for component, priority in settings.getwithbase("SPIDER_MIDDLEWARES").items()
     )
-
-
-def url_signature(rules: UrlRules, seen: Any) -> dict[str, Any]:
-    """What a persisted URL store was built with, by setting name."""
-    signature: dict[str, Any] = {
-        "DEDUP_URL_BACKEND": seen.kind,
-        "request key version": KEY_VERSION,
-    }
-    for name, value in rules.describe().items():
-        signature[f"DEDUP_URL_{name.upper()}"] = value
-    for name, value in seen.params().items():
-        signature[f"DEDUP_URL_{name.upper()}"] = value
-    return signature
 
 
 def _spider_method_name(spider: Spider | None, function: Any) -> str | None:

@@ -40,6 +40,8 @@ from scrapy import signals as scrapy_signals
 from scrapy.utils.asyncio import call_later
 
 from crawler import signals
+from crawler.from_settings import check_url_state
+from crawler.request_meta import META_ITEMS_SETTLED, META_UNCHECKED
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -49,14 +51,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
-
-#: Request meta flag the dupefilter sets on a request it could not check
-#: (Redis away, ``DEDUP_REDIS_ON_ERROR = "stop"``) and did not schedule.
-META_UNCHECKED = "dedup_unchecked"
-#: Request meta key of a request scheduled again after a kill: how many items of its
-#: callback's output, from the first, had left the item pipelines (they are in the feed);
-#: so many items of the output are left out, its requests are not.
-META_ITEMS_SETTLED = "dedup_items_settled"
 
 
 class _Parent:
@@ -118,7 +112,6 @@ class FrontierMiddleware:
         # The middlewares are built before the spider opens, the dupefilter after: a
         # damaged URL state directory, or a shared store this crawl cannot use, stops the
         # crawl here, as a bad setting does.
-        from crawler.dupefilters import check_url_state  # it imports this module
 
         check_url_state(crawler.settings, crawler.spidercls.name)
         return cls(crawler)

@@ -35,9 +35,12 @@ from crawler import defaults
 from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, AuditLog
 from crawler.bodies import BodyCache, body_key
 from crawler.closing import close_spider
-from crawler.dupefilters import (
+from crawler.from_settings import (
     FILL_WARNING_RATIO,
     REDIS_BACKENDS,
+    content_backend_from_settings,
+    detector_from_settings,
+    redis_content_index,
     redis_seen_store,
     seen_set_factory,
     snapshot_every_from_settings,
@@ -45,7 +48,6 @@ from crawler.dupefilters import (
     state_dir_setting,
     url_backend_from_settings,
 )
-from crawler.extract import check_extractor
 from crawler.index.redis import RedisContentIndex
 from crawler.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.logformatter import DuplicateItem
@@ -56,7 +58,7 @@ from crawler.pages import (
     fingerprint_page_within,
     start_worker,
 )
-from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
+from crawler.redis_access import RedisUnavailable, redact
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
@@ -84,7 +86,6 @@ STUCK_WORKER_MARGIN = 2.0
 QUEUED_POLL_INTERVAL = 0.05
 
 CONTENT_ACTIONS = ("drop", "mark")
-CONTENT_BACKENDS = ("memory", "redis")
 
 
 class NearDuplicatePipeline:
@@ -160,32 +161,12 @@ class NearDuplicatePipeline:
         for switch in ("DEDUP_ENABLED", "DEDUP_CONTENT_ENABLED"):
             if not settings.getbool(switch, getattr(defaults, switch)):
                 raise NotConfigured(f"{switch} is False")
-        backend = settings.get("DEDUP_CONTENT_BACKEND", defaults.DEDUP_CONTENT_BACKEND)
-        if backend not in CONTENT_BACKENDS:
-            raise ValueError(
-                f"DEDUP_CONTENT_BACKEND={backend!r} is not a content index; "
-                f"use one of {', '.join(map(repr, CONTENT_BACKENDS))}"
-            )
-        shared_index = None
-        if backend == "redis":
-            base = settings.get("DEDUP_REDIS_CONTENT_KEY", defaults.DEDUP_REDIS_CONTENT_KEY)
-            shared_index = RedisContentIndex(
-                connection_from_settings(settings), base % {"spider": crawler.spidercls.name}
-            )
-        detector = NearDuplicateDetector(
-            short_text_chars=settings.getint(
-                "DEDUP_SHORT_TEXT_CHARS", defaults.DEDUP_SHORT_TEXT_CHARS
-            ),
-            short_threshold=_threshold(settings, "DEDUP_SHORT_THRESHOLD"),
-            long_threshold=_threshold(settings, "DEDUP_LONG_THRESHOLD"),
-            min_chars=settings.getint("DEDUP_MIN_TEXT_CHARS", defaults.DEDUP_MIN_TEXT_CHARS),
-            fold_repeats=settings.getbool("DEDUP_FOLD_REPEATS", defaults.DEDUP_FOLD_REPEATS),
-            min_similarity=_min_similarity(settings),
-            second_stage=settings.getbool("DEDUP_SECOND_STAGE", defaults.DEDUP_SECOND_STAGE),
-            second_stage_distance=_second_stage_distance(settings),
-            shared_index=shared_index,
-            extractor=_extractor(settings),
+        shared_index = (
+            redis_content_index(settings, crawler.spidercls.name)
+            if content_backend_from_settings(settings) == "redis"
+            else None
         )
+        detector = detector_from_settings(settings, shared_index)
         state_dir = state_dir_from_settings(settings) if shared_index is None else None
         # a damaged state directory, an unreachable Redis or a shared index built with
         # other rules stops the crawl here, before its spider opens
@@ -568,25 +549,6 @@ async def _in_thread(function: Callable[..., _T], *args: Any) -> _T:
     return result
 
 
-def _min_similarity(settings: Any) -> float:
-    value = settings.getfloat("DEDUP_MIN_SIMILARITY", defaults.DEDUP_MIN_SIMILARITY)
-    if not 0 <= value <= 1:
-        raise ValueError(
-            f"DEDUP_MIN_SIMILARITY={value!r} must be a number from 0 to 1 (the estimated "
-            "share of word pairs two texts have in common)"
-        )
-    return value
-
-
-def _extractor(settings: Any) -> str:
-    value = settings.get("DEDUP_EXTRACTOR", defaults.DEDUP_EXTRACTOR)
-    try:
-        check_extractor(value)
-    except ValueError as exc:
-        raise ValueError(f"DEDUP_EXTRACTOR={value!r}: {exc}") from None
-    return str(value)
-
-
 def _workers(settings: Any) -> int | None:
     value = settings.get("DEDUP_CONTENT_WORKERS", defaults.DEDUP_CONTENT_WORKERS)
     if value is None:
@@ -608,26 +570,6 @@ def _extract_timeout(settings: Any) -> float:
     if value < 0:
         raise ValueError(
             f"DEDUP_EXTRACT_TIMEOUT={value!r} must be a number of seconds, 0 for no limit"
-        )
-    return value
-
-
-def _second_stage_distance(settings: Any) -> int:
-    value = settings.getint("DEDUP_SECOND_STAGE_DISTANCE", defaults.DEDUP_SECOND_STAGE_DISTANCE)
-    if not 3 <= value <= 16:
-        raise ValueError(
-            f"DEDUP_SECOND_STAGE_DISTANCE={value!r} must be a Hamming distance from 3 to 16 "
-            "(the second stage probes each band one bit away: complete to 7 bits)"
-        )
-    return value
-
-
-def _threshold(settings: Any, name: str) -> int:
-    value = settings.getint(name, getattr(defaults, name))
-    if not 0 <= value <= 3:
-        raise ValueError(
-            f"{name}={value!r} must be a Hamming distance from 0 to 3 (the banded index "
-            "finds every fingerprint within 3 bits, no farther)"
         )
     return value
 

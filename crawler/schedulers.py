@@ -18,12 +18,13 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
+from scrapy.exceptions import ScrapyDeprecationWarning
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.conf import build_component_list
-from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 from scrapy_redis.queue import FifoQueue, LifoQueue, PriorityQueue
 from scrapy_redis.scheduler import Scheduler
@@ -31,13 +32,13 @@ from scrapy_redis.scheduler import Scheduler
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.leases import RequestLeases
-from crawler.middlewares import FrontierMiddleware
 from crawler.redis_access import (
     RedisConnection,
     RedisUnavailable,
     redact,
     redis_params_from_settings,
 )
+from crawler.request_meta import FRONTIER_MIDDLEWARE, META_LEASE, is_frontier_middleware
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -47,9 +48,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
-
-#: Request meta key: the id of the lease under which this worker took the request.
-META_LEASE = "dedup_lease"
 
 
 def queue_redis_url(settings: BaseSettings) -> str:
@@ -102,13 +100,27 @@ def _worker_id(settings: BaseSettings) -> str:
 def _require_frontier_middleware(settings: BaseSettings) -> None:
     for setting in ("SPIDER_MIDDLEWARES", "DOWNLOADER_MIDDLEWARES"):
         components = build_component_list(settings.getwithbase(setting))
-        if not any(load_object(component) is FrontierMiddleware for component in components):
+        if not any(is_frontier_middleware(component) for component in components):
             raise ValueError(
                 f"SCHEDULER = crawler.schedulers.LeasingScheduler needs "
-                f"crawler.middlewares.FrontierMiddleware in {setting} (the add-on "
+                f"{FRONTIER_MIDDLEWARE} in {setting} (the add-on "
                 "crawler.addon.DedupAddon enables it): without it no request is ever "
                 "reported finished and every lease would go back to the queue"
             )
+
+
+class _StatsWithoutSpider:
+    """The crawl's stats for scrapy-redis's scheduler, which passes ``spider=`` to
+    ``inc_value`` (scrapy-redis 0.9.1; deprecated since Scrapy 2.13)."""
+
+    def __init__(self, stats: Any) -> None:
+        self._stats = stats
+
+    def inc_value(self, key: str, count: int = 1, start: int = 0, spider: Any = None) -> None:
+        self._stats.inc_value(key, count, start)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stats, name)
 
 
 class LeasingScheduler(Scheduler):
@@ -145,6 +157,7 @@ class LeasingScheduler(Scheduler):
         ttl = _lease_ttl(settings)
         worker_id = _worker_id(settings)
         scheduler: Self = super().from_crawler(crawler)
+        scheduler.stats = _StatsWithoutSpider(crawler.stats)
         scheduler.crawler = crawler
         scheduler.lease_ttl = ttl
         scheduler.worker_id = worker_id
@@ -163,7 +176,13 @@ class LeasingScheduler(Scheduler):
     # Life cycle
 
     def open(self, spider: Spider) -> None:
-        super().open(spider)
+        with warnings.catch_warnings():
+            # scrapy-redis 0.9.1 says "Resuming crawl" with Spider.log(), deprecated since
+            # Scrapy 2.13; the line itself still comes out, at DEBUG
+            warnings.filterwarnings(
+                "ignore", r"Spider\.log\(\) is deprecated", ScrapyDeprecationWarning
+            )
+            super().open(spider)
         self.leases = RequestLeases(
             self.connection, self.queue.key, queue_kind(self.queue), self.worker_id, self.lease_ttl
         )

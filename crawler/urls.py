@@ -98,15 +98,26 @@ a broken IPv6 literal). Canonicalization never raises on a ``str`` and is idempo
 from __future__ import annotations
 
 import functools
-import ipaddress
 import re
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import unquote, unquote_plus
-
-import idna
+from urllib.parse import unquote_plus
 
 from crawler.tracking_params import DEFAULT_STRIP_PARAMS
+from crawler.url_parts import (
+    CANONICAL_PATH,
+    CANONICAL_QUERY,
+    LOWERCASE_ESCAPE,
+    SURROUNDING_JUNK,
+    TAB_NEWLINE,
+    canonical_authority,
+    canonical_host,
+    normalize_path_encoding,
+    normalize_query_encoding,
+    remove_dot_segments,
+    split_http_url,
+    uppercase_escape,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -153,93 +164,12 @@ RULE_NAMES: tuple[str, ...] = (
 )
 _RULE_ORDER = {name: index for index, name in enumerate(RULE_NAMES)}
 
-# C0 controls, space, and every other character for which str.isspace() is true.
-_SURROUNDING_JUNK = (
-    "".join(map(chr, range(0x21)))
-    + "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    + "\u2028\u2029\u202f\u205f\u3000"
-)
-_TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
-
-_DEFAULT_PORTS = {"http": "80", "https": "443"}
-
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_SUB_DELIMS = "!$&'()*+,;="
-_HEX = "0123456789ABCDEFabcdef"
-
-# Escapes that are not in canonical form: a lowercase hex digit, or an unreserved character.
-_FIXABLE_ESCAPE = (
-    r"%(?:[0-9A-Fa-f][a-f]|[a-f][0-9A-F]|3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|2[DE]|5F|7E)"
-)
-_STRAY_PERCENT = r"%(?![0-9A-Fa-f]{2})"
-
-# A host that contains any of these (after decoding and IDNA) cannot be canonicalized.
-_FORBIDDEN_HOST_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f\s\"#%/:<>?@\[\\\]^`{|}\ud800-\udfff]")
-_IPV6_LITERAL_CHARS = re.compile(r"[0-9A-Fa-f:.]+")
-
 _SESSION_ID_PARAM = re.compile(
     r";(?:jsessionid|phpsessid|sessionid|sid|aspsessionid[a-z]*)=[^/;]*", re.IGNORECASE
 )
-_LOWERCASE_ESCAPE = re.compile(r"%[0-9a-f]{2}")
-
-# Characters that never need a change of percent-encoding, per component.
-_CANONICAL_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
-_CANONICAL_QUERY = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
-_AUTHORITY_END = re.compile(r"[/?#]")
 
 _AUTHORITY_CACHE_SIZE = 8192
 _AUTHORITY_CACHE_MAX_KEY = 512
-_IDNA_MAX_HOST = 1024
-
-
-class _PercentNormalizer:
-    """Rewrites one URL component into canonical percent-encoding (rule 5).
-
-    ``allowed`` lists the characters, besides unreserved ones, that stay literal in the
-    component. With ``space_as_plus``, a space (literal or ``%20``) is written ``+``.
-    """
-
-    __slots__ = ("_byte_escapes", "_escape_fixes", "_pattern")
-
-    def __init__(self, allowed: str, *, space_as_plus: bool = False) -> None:
-        literal = re.escape("".join(sorted(_UNRESERVED)) + allowed)
-        alternatives = [_FIXABLE_ESCAPE]
-        if space_as_plus:
-            alternatives.append("%20")
-        alternatives += [_STRAY_PERCENT, "[^" + literal + "%]+"]
-        self._pattern = re.compile("|".join(alternatives))
-        self._byte_escapes = [f"%{byte:02X}" for byte in range(256)]
-        if space_as_plus:
-            self._byte_escapes[0x20] = "+"
-        self._escape_fixes: dict[str, str] = {"%": "%25"}
-        for high in _HEX:
-            for low in _HEX:
-                byte = int(high + low, 16)
-                char = chr(byte)
-                if char in _UNRESERVED:
-                    fixed = char
-                elif byte == 0x20 and space_as_plus:
-                    fixed = "+"
-                else:
-                    fixed = "%" + (high + low).upper()
-                self._escape_fixes["%" + high + low] = fixed
-
-    def __call__(self, text: str) -> str:
-        return self._pattern.sub(self._fix, text)
-
-    def _fix(self, match: re.Match[str]) -> str:
-        found = match.group()
-        fixed = self._escape_fixes.get(found)
-        if fixed is not None:
-            return fixed
-        escapes = self._byte_escapes
-        return "".join([escapes[byte] for byte in found.encode("utf-8", "surrogatepass")])
-
-
-_normalize_path_encoding = _PercentNormalizer(_SUB_DELIMS + ":@/")
-_normalize_query_encoding = _PercentNormalizer(_SUB_DELIMS + ":@/?", space_as_plus=True)
-_normalize_user_encoding = _PercentNormalizer(_SUB_DELIMS)
-_normalize_password_encoding = _PercentNormalizer(_SUB_DELIMS + ":")
 
 
 @dataclass(frozen=True)
@@ -337,7 +267,7 @@ def _parse_param_entry(option: str, entry: str) -> tuple[str, str]:
         raise ValueError(f"{option} entry {entry!r} has an empty parameter pattern")
     if not colon:
         return "", glob.lower()
-    canonical = _canonical_host(domain.strip(), None)
+    canonical = canonical_host(domain.strip(), None)
     if canonical is None or canonical.startswith("["):
         raise ValueError(
             f"{option} entry {entry!r}: {domain!r} is not a valid domain; "
@@ -530,12 +460,12 @@ class UrlCanonicalizer:
         >>> canonicalize.handles("HTTP://Example.com"), canonicalize.handles("http://[::1/")
         (True, False)
         """
-        text = url.strip(_SURROUNDING_JUNK)
-        parts = _split_http_url(text if text.isprintable() else text.translate(_TAB_NEWLINE))
+        text = url.strip(SURROUNDING_JUNK)
+        parts = split_http_url(text if text.isprintable() else text.translate(TAB_NEWLINE))
         if parts is None:
             return False
         scheme, netloc, _, _ = parts
-        return _canonical_authority(scheme, netloc, self._fold_https, None) is not None
+        return canonical_authority(scheme, netloc, self._fold_https, None) is not None
 
     def trace(self, url: str) -> CanonicalTrace:
         """The canonical form of ``url``, the rules that changed it (as :meth:`explain`)
@@ -555,17 +485,17 @@ class UrlCanonicalizer:
     def _canonicalize(
         self, url: str, trace: list[str] | None, stripped: list[str] | None = None
     ) -> str:
-        text = url.strip(_SURROUNDING_JUNK)
+        text = url.strip(SURROUNDING_JUNK)
         if trace is not None and text != url:
             trace.append("strip-whitespace")
-        cleaned = text if text.isprintable() else text.translate(_TAB_NEWLINE)
-        parts = _split_http_url(cleaned)
+        cleaned = text if text.isprintable() else text.translate(TAB_NEWLINE)
+        parts = split_http_url(cleaned)
         if parts is None:
             return text
         scheme, netloc, path, raw_query = parts
         if trace is not None:
             mark = len(trace)
-            authority = _canonical_authority(scheme, netloc, self._fold_https, trace)
+            authority = canonical_authority(scheme, netloc, self._fold_https, trace)
             if authority is None:
                 del trace[mark:]
         else:
@@ -573,7 +503,7 @@ class UrlCanonicalizer:
             try:
                 authority = cache[netloc]
             except KeyError:
-                authority = _canonical_authority(scheme, netloc, self._fold_https, None)
+                authority = canonical_authority(scheme, netloc, self._fold_https, None)
                 if len(netloc) <= _AUTHORITY_CACHE_MAX_KEY:
                     if len(cache) >= _AUTHORITY_CACHE_SIZE:
                         cache.clear()
@@ -601,9 +531,9 @@ class UrlCanonicalizer:
             if trace is not None:
                 trace.append("root-path")
             return "/"
-        if not _CANONICAL_PATH.fullmatch(path):
+        if not CANONICAL_PATH.fullmatch(path):
             original = path
-            path = _normalize_path_encoding(path)
+            path = normalize_path_encoding(path)
             if trace is not None and path != original:
                 trace.append("normalize-percent-encoding")
         if ";" in path:
@@ -613,7 +543,7 @@ class UrlCanonicalizer:
                 trace.append("strip-session-id")
         if "/." in path:
             before = path
-            path = _remove_dot_segments(path)
+            path = remove_dot_segments(path)
             if trace is not None and path != before:
                 trace.append("resolve-dot-segments")
         if path[-1] == "/" and len(path) > 1:
@@ -624,7 +554,7 @@ class UrlCanonicalizer:
             before = path
             path = path.lower()
             if "%" in path:
-                path = _LOWERCASE_ESCAPE.sub(_uppercase_match, path)
+                path = LOWERCASE_ESCAPE.sub(uppercase_escape, path)
             if trace is not None and path != before:
                 trace.append("lowercase-path")
         return path
@@ -632,8 +562,8 @@ class UrlCanonicalizer:
     def _canonical_query(
         self, query: str, host: str, trace: list[str] | None, stripped: list[str] | None
     ) -> str:
-        if not _CANONICAL_QUERY.fullmatch(query):
-            normalized = _normalize_query_encoding(query)
+        if not CANONICAL_QUERY.fullmatch(query):
+            normalized = normalize_query_encoding(query)
             if trace is not None and normalized != query:
                 trace.append("normalize-percent-encoding")
             query = normalized
@@ -685,202 +615,6 @@ class UrlCanonicalizer:
             param_filter = _ParamFilter(_NameMatcher(strip), _NameMatcher(keep))
             self._domain_filters[key] = param_filter
         return param_filter
-
-
-def _uppercase_match(match: re.Match[str]) -> str:
-    return match.group().upper()
-
-
-def _remove_dot_segments(path: str) -> str:
-    """Resolve ``.`` and ``..`` segments of an absolute path (RFC 3986, section 5.2.4)."""
-    segments = path.split("/")
-    output: list[str] = []
-    for segment in segments[1:]:
-        if segment == "..":
-            if output:
-                output.pop()
-        elif segment != ".":
-            output.append(segment)
-    if segments[-1] in (".", ".."):
-        output.append("")
-    return "/" + "/".join(output)
-
-
-def _split_http_url(url: str) -> tuple[str, str, str, str] | None:
-    """Split an absolute http(s) URL into (scheme, authority, path, query).
-
-    Returns None for any other URL, and for one with an empty authority. The fragment is
-    dropped; the scheme is lowercased.
-    """
-    head = url[:8].lower()
-    if head.startswith("http://"):
-        scheme, start = "http", 7
-    elif head.startswith("https://"):
-        scheme, start = "https", 8
-    else:
-        return None
-    end = url.find("/", start)
-    authority = url[start:] if end < 0 else url[start:end]
-    if "?" in authority or "#" in authority:
-        found = _AUTHORITY_END.search(url, start)
-        end = found.start() if found else -1
-        authority = url[start:] if end < 0 else url[start:end]
-    if not authority:
-        return None
-    if end < 0:
-        return scheme, authority, "", ""
-    rest = url[end:]
-    fragment = rest.find("#")
-    if fragment >= 0:
-        rest = rest[:fragment]
-    query = rest.find("?")
-    if query < 0:
-        return scheme, authority, rest, ""
-    return scheme, authority, rest[:query], rest[query + 1 :]
-
-
-def _canonical_authority(
-    scheme: str, netloc: str, fold_https: bool, trace: list[str] | None
-) -> tuple[str, str, str] | None:
-    """Return (scheme, netloc, host) in canonical form, or None if the authority is invalid."""
-    userinfo, at, hostport = netloc.rpartition("@")
-    if hostport.startswith("["):
-        end = hostport.find("]")
-        if end < 0:
-            return None
-        raw_host, port_part = hostport[: end + 1], hostport[end + 1 :]
-        if port_part and port_part[0] != ":":
-            return None
-    else:
-        raw_host, colon, port = hostport.partition(":")
-        port_part = colon + port
-    host = _canonical_host(raw_host, trace)
-    if host is None:
-        return None
-
-    out_scheme = "https" if fold_https else scheme
-    if trace is not None and out_scheme != scheme:
-        trace.append("fold-https")
-    port = port_part[1:]
-    if port:
-        if not (port.isascii() and port.isdigit()):
-            return None
-        significant = port.lstrip("0")
-        if len(significant) > 5 or int(significant or "0") > 65535:
-            return None
-        number = significant or "0"
-        if number in (_DEFAULT_PORTS[scheme], _DEFAULT_PORTS[out_scheme]):
-            port = ""
-            if trace is not None:
-                trace.append("drop-default-port")
-        else:
-            if trace is not None and number != port:
-                trace.append("normalize-port")
-            port = number
-    elif port_part and trace is not None:
-        trace.append("normalize-port")
-
-    netloc_out = host
-    if at:
-        raw_user, colon, raw_password = userinfo.partition(":")
-        user = _normalize_user_encoding(raw_user)
-        password = _normalize_password_encoding(raw_password)
-        if password:
-            netloc_out = user + ":" + password + "@" + host
-        elif user:
-            netloc_out = user + "@" + host
-        if trace is not None:
-            if (user, password) != (raw_user, raw_password):
-                trace.append("normalize-percent-encoding")
-            if not password and (colon or not user):
-                trace.append("drop-empty-userinfo")
-    if port:
-        netloc_out += ":" + port
-    return out_scheme, netloc_out, host
-
-
-def _canonical_host(raw_host: str, trace: list[str] | None) -> str | None:
-    """Return the canonical form of a host (name or bracketed IPv6), or None if invalid."""
-    if raw_host.startswith("["):
-        return _canonical_ipv6(raw_host, trace)
-    host = raw_host
-    if "%" in host:
-        try:
-            host = unquote(host, errors="strict")
-        except UnicodeDecodeError:
-            return None
-        if trace is not None and host != raw_host:
-            trace.append("decode-host")
-    lowered = host.lower()
-    if trace is not None and lowered != host:
-        trace.append("lowercase-host")
-    host = lowered
-    if host.endswith("."):
-        host = host.rstrip(".")
-        if trace is not None:
-            trace.append("strip-host-trailing-dot")
-    if not host.isascii():
-        encoded = _idna_encode(host)
-        if encoded is not None:
-            if trace is not None:
-                trace.append("idna-host")
-            host = encoded
-            if host.endswith("."):  # IDNA maps other full stops (such as U+3002) to "."
-                host = host.rstrip(".")
-                if trace is not None:
-                    trace.append("strip-host-trailing-dot")
-    if not host or _FORBIDDEN_HOST_CHAR.search(host):
-        return None
-    return host
-
-
-def _idna_encode(host: str) -> str | None:
-    """Punycode of a non-ASCII host, or None when neither IDNA 2008 nor 2003 accepts it."""
-    if len(host) > _IDNA_MAX_HOST:
-        return None
-    try:
-        return idna.encode(host, uts46=True).decode("ascii").lower()
-    except (UnicodeError, ValueError):
-        pass
-    try:
-        # IDNA 2003 still accepts some names browsers resolve (symbols, emoji).
-        return host.encode("idna").decode("ascii").lower()
-    except (UnicodeError, ValueError):
-        return None
-
-
-def _canonical_ipv6(raw_host: str, trace: list[str] | None) -> str | None:
-    literal = raw_host[1:-1] if raw_host.endswith("]") else ""
-    if not _IPV6_LITERAL_CHARS.fullmatch(literal):
-        return None
-    try:
-        address = ipaddress.IPv6Address(literal)
-    except ValueError:
-        return None
-    host = "[" + _format_ipv6(address.packed) + "]"
-    if trace is not None and host != raw_host:
-        trace.append("normalize-ipv6")
-    return host
-
-
-def _format_ipv6(packed: bytes) -> str:
-    """Write an IPv6 address as RFC 5952 recommends, without a dotted IPv4 tail."""
-    groups = [packed[index] << 8 | packed[index + 1] for index in range(0, 16, 2)]
-    best_start, best_length = -1, 1
-    index = 0
-    while index < 8:
-        if groups[index]:
-            index += 1
-            continue
-        start = index
-        while index < 8 and not groups[index]:
-            index += 1
-        if index - start > best_length:
-            best_start, best_length = start, index - start
-    texts = [format(group, "x") for group in groups]
-    if best_start < 0:
-        return ":".join(texts)
-    return ":".join(texts[:best_start]) + "::" + ":".join(texts[best_start + best_length :])
 
 
 @functools.lru_cache(maxsize=64)

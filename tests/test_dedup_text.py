@@ -124,6 +124,29 @@ def test_comments_collapse_and_input_is_unchanged(tmp_path: Path, comments: Path
     assert digest(comments) == before
 
 
+def test_a_dash_reads_standard_input(tmp_path: Path, comments: Path) -> None:
+    from_file = dedup_text(tmp_path, "comments.txt", "--audit", "file.jsonl")
+    env = {name: value for name, value in os.environ.items() if not name.startswith("SCRAPY_")}
+    with comments.open("rb") as standard_input:
+        from_stdin = subprocess.run(
+            [sys.executable, "-m", "scrapy.cmdline", "dedup-text", "-", "--audit", "stdin.jsonl"],
+            cwd=tmp_path,
+            env=env,
+            stdin=standard_input,
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
+    assert from_stdin.stdout == from_file.stdout
+    counts = summary_counts(from_stdin.stderr)
+    assert {**counts, "rate": 0} == {**summary_counts(from_file.stderr), "rate": 0}
+    by_file = [json.loads(line) for line in (tmp_path / "file.jsonl").read_text().splitlines()]
+    by_stdin = [json.loads(line) for line in (tmp_path / "stdin.jsonl").read_text().splitlines()]
+    # standard input is read once: a matched record is named by its line, without its text
+    assert [entry["matched_preview"] for entry in by_stdin] == [None] * len(by_file)
+    assert [{**entry, "matched_preview": None} for entry in by_file] == by_stdin
+
+
 def test_output_file_and_min_repeats(tmp_path: Path, comments: Path) -> None:
     completed = dedup_text(
         tmp_path, str(comments), "-o", "kept.txt", "--min-repeats", "2", "--no-fold-repeats"

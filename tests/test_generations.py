@@ -151,7 +151,7 @@ def test_persisted_generations_survive_restarts_and_expire_while_stopped(tmp_pat
 def test_ttl_is_part_of_the_signature_of_a_state_dir(tmp_path):
     from scrapy.settings import Settings
 
-    from crawler.dupefilters import url_rules_from_settings, url_signature
+    from crawler.from_settings import url_rules_from_settings, url_signature
 
     rules = url_rules_from_settings(Settings())
     forever = MemorySeenSet()

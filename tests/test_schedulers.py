@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import warnings
 
 import pytest
 import redis
 from scrapy import Request, Spider, signals
+from scrapy.exceptions import ScrapyDeprecationWarning
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 from scrapy_redis.queue import Base
@@ -187,3 +189,19 @@ def test_other_workers_leases_keep_the_spider_busy(redis_server):
 def test_bad_settings_are_named(redis_server, settings, message):
     with pytest.raises(ValueError, match=message):
         open_scheduler(redis_server, **settings)
+
+
+@in_event_loop
+def test_scrapy_redis_calls_deprecated_by_scrapy_warn_no_more(redis_server, client):
+    _, earlier = open_scheduler(redis_server, DEDUP_WORKER_ID="earlier")
+    earlier.enqueue_request(Request("http://example.com/left-in-the-queue"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        crawler, scheduler = open_scheduler(redis_server)  # "Resuming crawl": Spider.log()
+        scheduler.enqueue_request(Request("http://example.com/a"))  # stats with spider=
+        assert scheduler.next_request() is not None
+    assert [str(w.message) for w in caught if w.category is ScrapyDeprecationWarning] == []
+    assert crawler.stats.get_value("scheduler/enqueued/redis") == 1
+    assert crawler.stats.get_value("scheduler/dequeued/redis") == 1
+    scheduler.close("finished")
+    earlier.close("finished")

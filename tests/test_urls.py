@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crawler import tracking_params, tracking_registries, urls
+from crawler import tracking_params, tracking_registries, url_parts, urls
 from crawler.urls import (
     DEFAULT_STRIP_PARAMS,
     RULE_NAMES,
@@ -730,7 +730,7 @@ def load_vectors(name: str) -> list[dict[str, Any]]:
 
 
 def is_absolute_http(url: str) -> bool:
-    return HTTP_URL.match(url.strip(urls._SURROUNDING_JUNK)) is not None
+    return HTTP_URL.match(url.strip(url_parts.SURROUNDING_JUNK)) is not None
 
 
 def keeps_trailing_slash(expected: str) -> bool:
@@ -1042,7 +1042,7 @@ def test_trace_agrees_with_canonicalize_and_explain(
 def test_surrounding_junk_is_exactly_controls_and_whitespace() -> None:
     expected = {chr(code) for code in range(0x21)}
     expected |= {chr(code) for code in range(0x110000) if chr(code).isspace()}
-    assert set(urls._SURROUNDING_JUNK) == expected
+    assert set(url_parts.SURROUNDING_JUNK) == expected
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from crawler.dupefilters import url_rules_from_settings
+from crawler.from_settings import url_rules_from_settings
 from crawler.urls import UrlCanonicalizer
 
 if TYPE_CHECKING:

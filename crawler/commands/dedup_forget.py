@@ -23,7 +23,7 @@ from crawler.commands.stores import (
     redis_signature,
     spider_settings,
 )
-from crawler.dupefilters import (
+from crawler.from_settings import (
     REDIS_BACKENDS,
     redis_seen_store,
     seen_set_factory,

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy.commands import ScrapyCommand
 
-from crawler import defaults
 from crawler.commands.stores import (
     content_backend,
     project_url_signature,
@@ -25,17 +24,17 @@ from crawler.commands.stores import (
     redis_signature,
     spider_settings,
 )
-from crawler.dupefilters import (
+from crawler.from_settings import (
     REDIS_BACKENDS,
+    redis_content_index,
     redis_seen_store,
     seen_set_factory,
     state_dir_from_settings,
     state_dir_setting,
     url_backend_from_settings,
 )
-from crawler.index.redis import RedisContentIndex
 from crawler.persistence import StateFileError, signature_difference
-from crawler.redis_access import RedisUnavailable, connection_from_settings, redact
+from crawler.redis_access import RedisUnavailable, redact
 
 if TYPE_CHECKING:
     import argparse
@@ -207,8 +206,7 @@ def _generations(store: Any) -> list[dict[str, float]] | None:
 
 
 def _inspect_redis_content(settings: BaseSettings, spider_name: str) -> dict[str, Any] | None:
-    base = settings.get("DEDUP_REDIS_CONTENT_KEY", defaults.DEDUP_REDIS_CONTENT_KEY)
-    index = RedisContentIndex(connection_from_settings(settings), base % {"spider": spider_name})
+    index = redis_content_index(settings, spider_name)
     index.connection.open()
     documents = len(index)
     if not documents:

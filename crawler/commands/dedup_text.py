@@ -124,16 +124,17 @@ class Command(ScrapyCommand):
                 if args
                 else "INPUT is missing"
             )
-        input_path = Path(args[0])
-        if not input_path.is_file():
-            raise UsageError(f"INPUT {args[0]!r} is not a readable file")
+        from_stdin = args[0] == "-"
+        input_path = Path("/dev/stdin" if from_stdin else args[0])
+        if not from_stdin and not input_path.is_file():
+            raise UsageError(f"INPUT {args[0]!r} is not a readable file (- reads standard input)")
         output_path = None if opts.output == "-" else Path(opts.output)
         audit_path = Path(opts.audit) if opts.audit else None
         for name, given, path in (
             ("-o/--output", opts.output, output_path),
             ("--audit", opts.audit, audit_path),
         ):
-            if path is not None and _same_file(path, input_path):
+            if path is not None and not from_stdin and _same_file(path, input_path):
                 raise UsageError(
                     f"{name} {given!r} is the input file; dedup-text never modifies its "
                     "input: choose another path"
@@ -147,8 +148,12 @@ class Command(ScrapyCommand):
         deduplicator = self._deduplicator(input_path, opts)
         with ExitStack() as stack:
             try:
-                source = stack.enter_context(input_path.open("rb"))
-                lookup = stack.enter_context(input_path.open("rb"))
+                # standard input is read once: the audit then names a matched record by
+                # its line only, without its text
+                source = (
+                    sys.stdin.buffer if from_stdin else stack.enter_context(input_path.open("rb"))
+                )
+                lookup = None if from_stdin else stack.enter_context(input_path.open("rb"))
                 kept: IO[bytes] = (
                     sys.stdout.buffer
                     if output_path is None
@@ -163,7 +168,7 @@ class Command(ScrapyCommand):
                 raise UsageError(str(error)) from error
             progress_bar = stack.enter_context(
                 tqdm(
-                    total=input_path.stat().st_size,
+                    total=None if from_stdin else input_path.stat().st_size,
                     unit="B",
                     unit_scale=True,
                     desc="dedup-text",

@@ -18,7 +18,7 @@ from scrapy.spiderloader import get_spider_loader
 from scrapy.utils.project import inside_project
 
 from crawler import defaults
-from crawler.dupefilters import (
+from crawler.from_settings import (
     LOCAL_BACKENDS,
     seen_set_factory,
     url_rules_from_settings,

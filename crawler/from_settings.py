@@ -1,0 +1,305 @@
+"""Stores and rules built from settings, for every Scrapy component of this package and
+for the commands: the URL rules, the state directory, the seen stores (local and Redis)
+and their signatures. Each bad value raises :exc:`ValueError` naming its setting."""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy.core.scheduler import Scheduler as ScrapyScheduler
+from scrapy.utils.job import job_dir
+from scrapy.utils.misc import load_object
+
+from crawler import defaults
+from crawler.extract import check_extractor
+from crawler.frontier import check_files as check_frontier_files
+from crawler.generations import Generations
+from crawler.index.redis import RedisContentIndex
+from crawler.neardup import NearDuplicateDetector
+from crawler.redis_access import connection_from_settings
+from crawler.request_keys import KEY_VERSION
+from crawler.state_lock import check_state_dir_free
+from crawler.stores.bloom import BloomSeenSet
+from crawler.stores.generational import GenerationalSeenSet
+from crawler.stores.journaled import check_state_files
+from crawler.stores.memory import MemorySeenSet
+from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+from crawler.urls import UrlRules
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy.settings import BaseSettings
+
+    from crawler.stores import SeenSet
+
+LOCAL_BACKENDS = ("bloom", "memory")
+REDIS_BACKENDS = ("redis", "redis-bloom")
+
+CONTENT_BACKENDS = ("memory", "redis")
+
+#: Bloom fill ratio at which a warning says the filter is about to grow.
+FILL_WARNING_RATIO = 0.8
+
+
+def url_rules_from_settings(settings: BaseSettings) -> UrlRules:
+    """Build the canonicalization rules from ``DEDUP_URL_*`` settings."""
+    return UrlRules(
+        strip_params=tuple(
+            settings.getlist("DEDUP_URL_STRIP_PARAMS", defaults.DEDUP_URL_STRIP_PARAMS)
+        ),
+        keep_params=tuple(
+            settings.getlist("DEDUP_URL_KEEP_PARAMS", defaults.DEDUP_URL_KEEP_PARAMS)
+        ),
+        lowercase_path=settings.getbool(
+            "DEDUP_URL_LOWERCASE_PATH", defaults.DEDUP_URL_LOWERCASE_PATH
+        ),
+        fold_https=settings.getbool("DEDUP_URL_FOLD_HTTPS", defaults.DEDUP_URL_FOLD_HTTPS),
+    )
+
+
+def state_dir_setting(settings: BaseSettings) -> str:
+    """The name of the setting the state directory comes from."""
+    return "DEDUP_STATE_DIR" if settings.get("DEDUP_STATE_DIR") else "JOBDIR"
+
+
+def state_dir_from_settings(settings: BaseSettings, *, check_free: bool = True) -> Path | None:
+    """``DEDUP_STATE_DIR``, else ``JOBDIR``, else ``None`` (memory only).
+
+    A path that is a file, or a directory this process cannot write to, raises
+    :exc:`ValueError` naming the setting, before the crawl starts; a directory that
+    another crawl holds (:mod:`crawler.state_lock`) raises
+    :class:`~crawler.state_lock.StateDirInUseError`, unless *check_free* is false.
+    """
+    name = state_dir_setting(settings)
+    state_dir = settings.get("DEDUP_STATE_DIR") or job_dir(settings)
+    if not state_dir:
+        return None
+    path = Path(state_dir)
+    if path.exists() and not path.is_dir():
+        raise ValueError(
+            f"{name}={state_dir!r} is a file; dedup keeps its state in a directory: point "
+            f"{name} at a directory (it is created if missing)"
+        )
+    if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(
+            f"{name}={state_dir!r} is not writable by this process; dedup appends to its "
+            f"journals there: point {name} at a writable directory"
+        )
+    if check_free:
+        check_state_dir_free(path, name)
+    return path
+
+
+def check_url_state(settings: BaseSettings, spider_name: str) -> None:
+    """Check the URL level's state before the crawl starts, so that a crawl that cannot use
+    it stops as a bad setting stops it, before its spider opens: a local state directory
+    that lost its journal or its snapshot, or whose files are damaged, raises
+    :class:`~crawler.persistence.StateFileError`; a shared store raises
+    :class:`~crawler.redis_access.RedisUnavailable` when Redis cannot be reached, and
+    :class:`~crawler.redis_access.RedisSignatureMismatch` when it was built with other
+    rules or by another backend (a store without a signature yet gets this crawl's)."""
+    backend = url_backend_from_settings(settings)
+    if backend in REDIS_BACKENDS:
+        store = redis_seen_store(settings, spider_name, backend)
+        store.open(url_signature(url_rules_from_settings(settings), store))
+        return
+    state_dir = state_dir_from_settings(settings)
+    if state_dir is not None:
+        check_state_files(state_dir)
+        if keeps_local_frontier(settings):
+            check_frontier_files(state_dir)
+
+
+def _bloom_sizing(
+    settings: BaseSettings, generations: Generations | None = None
+) -> tuple[int, float]:
+    """Capacity and error rate of one Bloom filter. With a TTL a look-up consults
+    every live slice's filter, so each gets its share of DEDUP_URL_ERROR_RATE."""
+    capacity = settings.getint("DEDUP_URL_CAPACITY", defaults.DEDUP_URL_CAPACITY)
+    if capacity < 1:
+        raise ValueError(f"DEDUP_URL_CAPACITY={capacity!r} must be a positive number of URLs")
+    error_rate = settings.getfloat("DEDUP_URL_ERROR_RATE", defaults.DEDUP_URL_ERROR_RATE)
+    if not 0 < error_rate < 1:
+        raise ValueError(
+            f"DEDUP_URL_ERROR_RATE={error_rate!r} must be a probability between 0 and 1, e.g. 0.001"
+        )
+    if generations is not None:
+        error_rate /= len(generations.live())
+    return capacity, error_rate
+
+
+def url_backend_from_settings(settings: BaseSettings) -> str:
+    """``DEDUP_URL_BACKEND``, checked."""
+    backend = settings.get("DEDUP_URL_BACKEND", defaults.DEDUP_URL_BACKEND)
+    if backend not in LOCAL_BACKENDS + REDIS_BACKENDS:
+        raise ValueError(
+            f"DEDUP_URL_BACKEND={backend!r} is not a URL store; "
+            f"use one of {', '.join(map(repr, LOCAL_BACKENDS + REDIS_BACKENDS))}"
+        )
+    return str(backend)
+
+
+def snapshot_every_from_settings(settings: BaseSettings) -> int:
+    every = settings.getint("DEDUP_SNAPSHOT_EVERY", defaults.DEDUP_SNAPSHOT_EVERY)
+    if every < 1:
+        raise ValueError(f"DEDUP_SNAPSHOT_EVERY={every!r} must be a positive number of new entries")
+    return every
+
+
+def generations_from_settings(settings: BaseSettings) -> Generations | None:
+    """The time slices of ``DEDUP_URL_TTL``, or ``None`` when URLs are kept forever."""
+    ttl = settings.getfloat("DEDUP_URL_TTL", defaults.DEDUP_URL_TTL)
+    if ttl < 0:
+        raise ValueError(f"DEDUP_URL_TTL={ttl!r} must be 0 (forever) or a number of seconds")
+    if not ttl:
+        return None
+    count = settings.getint("DEDUP_URL_TTL_GENERATIONS", defaults.DEDUP_URL_TTL_GENERATIONS)
+    if count < 1:
+        raise ValueError(
+            f"DEDUP_URL_TTL_GENERATIONS={count!r} must be at least 1 (time slices per TTL)"
+        )
+    return Generations(ttl, count)
+
+
+def seen_set_factory(settings: BaseSettings, backend: str) -> Callable[[], SeenSet]:
+    """A callable that makes an empty local seen set of *backend*, sized by the settings."""
+    generations = generations_from_settings(settings)
+    new_set: Callable[[], SeenSet]
+    if backend == "memory":
+        new_set = MemorySeenSet
+    else:
+        capacity, error_rate = _bloom_sizing(settings, generations)
+        new_set = partial(BloomSeenSet, capacity, error_rate)
+    if generations is None:
+        return new_set
+    return partial(GenerationalSeenSet, new_set, generations)
+
+
+def redis_seen_store(
+    settings: BaseSettings,
+    spider_name: str,
+    backend: str,
+    key_setting: str = "DEDUP_REDIS_KEY",
+) -> RedisSetSeenStore | RedisBloomSeenStore:
+    """The shared seen store of *backend* for *spider_name* at the Redis key named by
+    *key_setting* (not opened)."""
+    connection = connection_from_settings(settings)
+    key = settings.get(key_setting, getattr(defaults, key_setting))
+    try:
+        base = key % {"spider": spider_name}
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValueError(
+            f"{key_setting}={key!r} is not a key template; %(spider)s is the only field"
+        ) from exc
+    generations = generations_from_settings(settings)
+    capacity, error_rate = _bloom_sizing(settings, generations)
+    try:
+        if backend == "redis":
+            return RedisSetSeenStore(connection, base, generations=generations)
+        return RedisBloomSeenStore(connection, base, capacity, error_rate, generations=generations)
+    except ValueError as exc:
+        raise ValueError(f"{key_setting}={key!r}: {exc}") from exc
+
+
+def keeps_local_frontier(settings: BaseSettings) -> bool:
+    """Whether the crawl journals its scheduled requests (:class:`~crawler.frontier.Frontier`),
+    its state directory aside."""
+    # not issubclass(): Scrapy's scheduler classes accept any class with the
+    # scheduler methods as a subclass, scrapy-redis's included
+    return (
+        settings.getbool("DEDUP_URL_RESUME", defaults.DEDUP_URL_RESUME)
+        and ScrapyScheduler in load_object(settings["SCHEDULER"]).__mro__
+    )
+
+
+def url_signature(rules: UrlRules, seen: Any) -> dict[str, Any]:
+    """What a persisted URL store was built with, by setting name."""
+    signature: dict[str, Any] = {
+        "DEDUP_URL_BACKEND": seen.kind,
+        "request key version": KEY_VERSION,
+    }
+    for name, value in rules.describe().items():
+        signature[f"DEDUP_URL_{name.upper()}"] = value
+    for name, value in seen.params().items():
+        signature[f"DEDUP_URL_{name.upper()}"] = value
+    return signature
+
+
+def content_backend_from_settings(settings: BaseSettings) -> str:
+    """``DEDUP_CONTENT_BACKEND``, checked."""
+    backend = settings.get("DEDUP_CONTENT_BACKEND", defaults.DEDUP_CONTENT_BACKEND)
+    if backend not in CONTENT_BACKENDS:
+        raise ValueError(
+            f"DEDUP_CONTENT_BACKEND={backend!r} is not a content index; "
+            f"use one of {', '.join(map(repr, CONTENT_BACKENDS))}"
+        )
+    return str(backend)
+
+
+def redis_content_index(settings: BaseSettings, spider_name: str) -> RedisContentIndex:
+    """The shared content index of *spider_name*, at ``DEDUP_REDIS_CONTENT_KEY`` (not
+    opened)."""
+    base = settings.get("DEDUP_REDIS_CONTENT_KEY", defaults.DEDUP_REDIS_CONTENT_KEY)
+    return RedisContentIndex(connection_from_settings(settings), base % {"spider": spider_name})
+
+
+def detector_from_settings(
+    settings: BaseSettings, shared_index: RedisContentIndex | None = None
+) -> NearDuplicateDetector:
+    """The content level's detector, with the ``DEDUP_*`` thresholds and options, on
+    *shared_index* when given (else its own local index)."""
+    return NearDuplicateDetector(
+        short_text_chars=settings.getint("DEDUP_SHORT_TEXT_CHARS", defaults.DEDUP_SHORT_TEXT_CHARS),
+        short_threshold=_threshold(settings, "DEDUP_SHORT_THRESHOLD"),
+        long_threshold=_threshold(settings, "DEDUP_LONG_THRESHOLD"),
+        min_chars=settings.getint("DEDUP_MIN_TEXT_CHARS", defaults.DEDUP_MIN_TEXT_CHARS),
+        fold_repeats=settings.getbool("DEDUP_FOLD_REPEATS", defaults.DEDUP_FOLD_REPEATS),
+        min_similarity=_min_similarity(settings),
+        second_stage=settings.getbool("DEDUP_SECOND_STAGE", defaults.DEDUP_SECOND_STAGE),
+        second_stage_distance=_second_stage_distance(settings),
+        shared_index=shared_index,
+        extractor=_extractor(settings),
+    )
+
+
+def _min_similarity(settings: BaseSettings) -> float:
+    value = settings.getfloat("DEDUP_MIN_SIMILARITY", defaults.DEDUP_MIN_SIMILARITY)
+    if not 0 <= value <= 1:
+        raise ValueError(
+            f"DEDUP_MIN_SIMILARITY={value!r} must be a number from 0 to 1 (the estimated "
+            "share of word pairs two texts have in common)"
+        )
+    return value
+
+
+def _extractor(settings: BaseSettings) -> str:
+    value = settings.get("DEDUP_EXTRACTOR", defaults.DEDUP_EXTRACTOR)
+    try:
+        check_extractor(value)
+    except ValueError as exc:
+        raise ValueError(f"DEDUP_EXTRACTOR={value!r}: {exc}") from None
+    return str(value)
+
+
+def _second_stage_distance(settings: BaseSettings) -> int:
+    value = settings.getint("DEDUP_SECOND_STAGE_DISTANCE", defaults.DEDUP_SECOND_STAGE_DISTANCE)
+    if not 3 <= value <= 16:
+        raise ValueError(
+            f"DEDUP_SECOND_STAGE_DISTANCE={value!r} must be a Hamming distance from 3 to 16 "
+            "(the second stage probes each band one bit away: complete to 7 bits)"
+        )
+    return value
+
+
+def _threshold(settings: BaseSettings, name: str) -> int:
+    value = settings.getint(name, getattr(defaults, name))
+    if not 0 <= value <= 3:
+        raise ValueError(
+            f"{name}={value!r} must be a Hamming distance from 0 to 3 (the banded index "
+            "finds every fingerprint within 3 bits, no farther)"
+        )
+    return value

@@ -1,0 +1,37 @@
+"""What the Scrapy components of this package tell each other through a request: the keys
+they write in its ``meta``, and which middleware reports requests finished (named by its
+import path, so that no component has to import another to find it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.utils.misc import load_object
+
+#: The key the dupefilter recorded the request under, and its URL then.
+META_KEY = "dedup_key"
+META_URL = "dedup_url"
+#: Set by the dupefilter on a request it could not check (Redis away,
+#: ``DEDUP_REDIS_ON_ERROR = "stop"``) and did not schedule.
+META_UNCHECKED = "dedup_unchecked"
+#: On a request scheduled again after a kill: how many items of its callback's output, from
+#: the first, had left the item pipelines (they are in the feed); so many items of the
+#: output are left out, its requests are not.
+META_ITEMS_SETTLED = "dedup_items_settled"
+#: The lease under which ``LeasingScheduler`` handed the request out.
+META_LEASE = "dedup_lease"
+
+#: The middleware that reports a request finished once its callback's output is consumed.
+FRONTIER_MIDDLEWARE = "crawler.middlewares.FrontierMiddleware"
+
+
+def is_frontier_middleware(component: Any) -> bool:
+    """Whether *component*, a class or its import path, is :data:`FRONTIER_MIDDLEWARE`.
+
+    >>> is_frontier_middleware("crawler.middlewares.FrontierMiddleware")
+    True
+    >>> is_frontier_middleware("scrapy.spidermiddlewares.depth.DepthMiddleware")
+    False
+    """
+    cls = load_object(component) if isinstance(component, str) else component
+    return f"{cls.__module__}.{cls.__qualname__}" == FRONTIER_MIDDLEWARE
