@@ -37,11 +37,14 @@ What the numbers mean, and what the script promises about them:
   99th percentile, with the second stage on and off. Documents carry random MinHash and
   numbers signatures, as stored for real texts; 1% of the queries are 4 to 10 bits from an
   indexed document (what only the second stage finds) and 1% within 3 bits.
-* **Redis.** With ``--redis-docs N`` (default 100,000; 0 to skip) and a ``redis-server``
-  on this machine, the script starts its own server (no persistence) and adds N documents
-  with 74-character URL keys (the average of real URLs) to a
-  :class:`crawler.index.redis.RedisContentIndex`, one ``check_and_add`` call each;
-  ``used_memory`` after minus before, per document.
+* **Redis.** With ``--redis-docs N`` (default 1,000,000; 0 to skip), a ``redis-server``
+  on this machine and the corpus (``--corpus``, else ``$DEDUP_CORPUS_DIR``, else
+  ``<repo>/../shared/corpus``), the script starts its own server (no persistence) and adds
+  N documents to a :class:`crawler.index.redis.RedisContentIndex`, one ``check_and_add``
+  call each, keyed by the real URLs of ``<corpus>/url/real_urls.tsv`` (from the 3,221st
+  document on, each URL again with a ``p=<n>`` parameter); ``used_memory`` after minus
+  before, per document, and the same without the lists that hold the keys
+  (``MEMORY USAGE``).
 
 Results go to stdout as Markdown (tables, machine facts, the command line, elapsed time);
 ``--json`` also writes the raw numbers.
@@ -53,6 +56,7 @@ import argparse
 import gc
 import json
 import logging
+import os
 import shlex
 import shutil
 import sys
@@ -317,38 +321,63 @@ def lookup_times(
     }
 
 
-def redis_bytes_per_document(documents: int) -> float | None:
-    """used_memory per document of a Redis content index holding *documents*, or ``None``
-    without a redis-server."""
+def corpus_dir(given: Path | None) -> Path:
+    repo = Path(__file__).resolve().parent.parent
+    return Path(given or os.environ.get("DEDUP_CORPUS_DIR") or repo.parent / "shared" / "corpus")
+
+
+def redis_bytes_per_document(documents: int, corpus: Path) -> dict[str, Any] | None:
+    """``used_memory`` per document of a Redis content index holding *documents* (all of
+    it, and without the lists of keys), with real URLs as keys; ``None`` without a
+    redis-server."""
     if shutil.which("redis-server") is None:
         print("Redis figure skipped: no redis-server on PATH", file=sys.stderr)
         return None
+    if not (corpus / "url" / "real_urls.tsv").is_file():
+        print(f"Redis figure skipped: no real URLs in {corpus} (--corpus)", file=sys.stderr)
+        return None
     from redis_urlfilter import local_redis_server
+    from urlfilter import load_seed_urls
 
     from crawler.index.redis import RedisContentIndex
     from crawler.redis_access import RedisConnection
 
+    seeds = load_seed_urls(corpus)
     rng = np.random.default_rng(SEED + 5)
     fingerprints = random_fingerprints(rng, documents)
     signatures = rng.bytes(MINHASH_BYTES * documents)
+    hashes = rng.bytes(16 * documents)
+    key_bytes = 0
     with local_redis_server() as url:
         connection = RedisConnection(url)
         connection.open()
         index = RedisContentIndex(connection, "bench:content")
         index.open({"bench": 1})
-        before = int(connection.client.info("memory")["used_memory"])
+        client = connection.client
+        before = int(client.info("memory")["used_memory"])
         for row, fingerprint in enumerate(fingerprints):
-            key = f"https://www.example-news-site.com/2024/06/11/section/article-{row:012d}.html"
+            # a real URL, made distinct by a parameter: pages 2, 3... of that URL
+            seed = seeds[row % len(seeds)]
+            key = seed if row < len(seeds) else f"{seed}{'&' if '?' in seed else '?'}p={row}"
+            key_bytes += len(key.encode())
             index.check_and_add(
                 key,
                 fingerprint,
-                row.to_bytes(16, "big"),
+                hashes[16 * row : 16 * (row + 1)],
                 MAX_QUERY_DISTANCE,
                 minhash=signatures[MINHASH_BYTES * row : MINHASH_BYTES * (row + 1)],
                 min_similarity=0.5,
             )
-        after = int(connection.client.info("memory")["used_memory"])
-    return (after - before) / documents
+        after = int(client.info("memory")["used_memory"])
+        key_lists = sum(
+            int(client.memory_usage(key, samples=0) or 0)
+            for key in client.scan_iter(match=f"{index.tag}:k:*", count=1000)
+        )
+    return {
+        "bytes_per_doc": (after - before) / documents,
+        "bytes_per_doc_without_keys": (after - before - key_lists) / documents,
+        "key_bytes_per_doc": key_bytes / documents,
+    }
 
 
 def results_agree(ours: MemoryFingerprintIndex, peer: SimhashIndex, queries: Sequence[int]) -> bool:
@@ -402,9 +431,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--redis-docs",
         type=int,
-        default=100_000,
+        default=1_000_000,
         help="documents in the Redis content index whose memory is measured (0: skip)",
     )
+    parser.add_argument("--corpus", type=Path, help="corpus folder, for real URLs as keys")
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     return parser.parse_args(argv)
 
@@ -477,7 +507,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         progress(f"Redis content index, {args.redis_docs:,} documents", started)
         figures["redis"] = {
             "docs": args.redis_docs,
-            "bytes_per_doc": redis_bytes_per_document(args.redis_docs),
+            **(redis_bytes_per_document(args.redis_docs, corpus_dir(args.corpus)) or {}),
         }
     report.elapsed = time.perf_counter() - started
     print_report(report)
@@ -581,14 +611,18 @@ def print_report(report: Report) -> None:
         ],
     ]
     redis = figures.get("redis")
-    if redis and redis["bytes_per_doc"] is not None:
-        rows.append(
+    if redis and redis.get("bytes_per_doc") is not None:
+        rows += [
             [
                 f"Redis content index, used_memory a document ({redis['docs']:,} documents, "
-                "74-byte keys)",
+                f"real URLs of {redis['key_bytes_per_doc']:.0f} bytes on average as keys)",
                 f"{redis['bytes_per_doc']:.1f}",
-            ]
-        )
+            ],
+            [
+                "Redis content index, the same without its lists of keys",
+                f"{redis['bytes_per_doc_without_keys']:.1f}",
+            ],
+        ]
     print(markdown_table(["measure", "ours"], rows))
     print(
         f"\nKeys average {large['key_bytes'] / docs:.0f} bytes. Band layout: 4 bands of "

@@ -325,7 +325,14 @@ class RedisConnection:
             self._scripts[source] = self.client.register_script(source)
         return self._scripts[source]
 
-    def check_signature(self, key: str, signature: Mapping[str, Any], *, data_key: str) -> None:
+    def check_signature(
+        self,
+        key: str,
+        signature: Mapping[str, Any],
+        *,
+        data_key: str,
+        key_setting: str = "DEDUP_REDIS_KEY",
+    ) -> None:
         """Store *signature* at *key* when the data has none yet; otherwise it
         must be equal, or :class:`RedisSignatureMismatch` names what differs.
 
@@ -338,15 +345,15 @@ class RedisConnection:
         if stored_raw == b"":
             raise RedisSignatureMismatch(
                 f"Redis key {data_key!r} at {redact(self.url)} holds data written without "
-                "a rules signature (by another dupefilter, such as scrapy-redis's?); use "
-                "another DEDUP_REDIS_KEY, or delete the key"
+                f"a rules signature (by another dupefilter, such as scrapy-redis's?); use "
+                f"another {key_setting}, or delete the key"
             )
         difference = signature_difference(json.loads(stored_raw), signature)
         if difference:
             raise RedisSignatureMismatch(
                 f"the data at Redis key {data_key!r} ({redact(self.url)}) was built with "
                 f"other rules ({difference}); every worker sharing it must use the same "
-                "settings, or another DEDUP_REDIS_KEY"
+                f"settings, or another {key_setting}"
             )
 
 

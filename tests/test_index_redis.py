@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 
@@ -195,3 +196,42 @@ def test_signature_mismatch_names_the_difference(redis_server):
     other = RedisContentIndex(RedisConnection(redis_server.url), "spider:content")
     with pytest.raises(RedisSignatureMismatch, match="rules: 1 -> 2"):
         other.open({"rules": 2})
+
+
+def test_an_index_in_the_earlier_layout_is_refused_not_misread(redis_server):
+    client = RedisConnection(redis_server.url)
+    client.open()
+    # what the previous layout wrote: its rules signature, without a layout, and a count
+    client.client.set("{spider:content}:signature", json.dumps({"rules": 1}))
+    client.client.set("{spider:content}:count", 12)
+    with pytest.raises(RedisSignatureMismatch) as refused:
+        index_on(redis_server)
+    assert "redis content index layout: '<absent>' -> 2" in str(refused.value)
+    assert "another DEDUP_REDIS_CONTENT_KEY" in str(refused.value)
+
+
+def test_documents_are_numbers_in_compact_encodings(redis_server):
+    index = index_on(redis_server)
+    rng = random.Random(3)
+    documents = [
+        (f"https://news.example/2024/06/article-{n}.html", rng.getrandbits(64), rng.randbytes(16))
+        for n in range(300)
+    ]
+    for key, fingerprint, content_hash in documents:
+        index.check_and_add(
+            key, fingerprint, content_hash, 3, minhash=rng.randbytes(64), min_similarity=0.5
+        )
+    client = index.connection.client
+    assert len(index) == 300
+    band_sets = list(client.scan_iter(match="{spider:content}:b*", count=1000))
+    assert band_sets and {client.object("encoding", key) for key in band_sets} == {b"intset"}
+    buckets = list(client.scan_iter(match="{spider:content}:x:*", count=1000))
+    assert 250 < len(buckets) <= 300  # 65,536 buckets by the content hash's first 2 bytes
+    assert {client.object("encoding", key) for key in buckets} == {b"listpack"}
+    assert client.strlen("{spider:content}:r:0") == 1024 * 81  # created at its full size
+    assert client.lrange("{spider:content}:k:0", 0, -1) == [key.encode() for key, _, _ in documents]
+    # each document comes back by its number: its key and its fingerprint
+    for key, fingerprint, content_hash in documents[::15]:
+        found = index.check_and_add("again", fingerprint, content_hash, None, add=False)
+        assert found is not None
+        assert (found.key, found.fingerprint, found.stage) == (key, fingerprint, "exact")

@@ -1,14 +1,15 @@
 """The content index shared by crawl workers in Redis.
 
-Same banded layout as the in-memory index (:mod:`crawler.index`): each kept
-document is a *member*, its 8-byte big-endian fingerprint, its 64-byte MinHash
-signature, its 8-byte numbers signature, its page size class (1 byte) and its key,
-stored in one Redis set per (band, 16-bit band value), and in a hash from content hash
-to member for exact duplicates. Look-up
-(both stages), verification of a candidate by its MinHash and insert are one
-Lua call, so two workers that fetch the same article at the same moment keep
-exactly one copy. All keys share one hash tag (``{base}``), so the index also
-works on Redis Cluster.
+Same banded layout as the in-memory index (:mod:`crawler.index`), kept small: each kept
+document gets a number, and its record (8-byte big-endian fingerprint, 64-byte MinHash
+signature, 8-byte numbers signature, page size class: 81 bytes) sits at a fixed place in
+a string of 1,024 records, its key in a list of 1,024 keys. The band sets (one per band
+and 16-bit band value) and the exact-hash buckets (65,536 hashes, from the content hash's
+first 2 bytes to the document) hold document numbers only, which Redis keeps in its
+compact encodings. Look-up (both stages), verification of a candidate by its signatures
+and insert are one Lua call, so two workers that fetch the same article at the same moment
+keep exactly one copy. All keys share one hash tag (``{base}``), so the index also works
+on Redis Cluster.
 """
 
 from __future__ import annotations
@@ -99,66 +100,119 @@ end
 """
 )
 
-#: KEYS: exact hash, document count, 4 band sets, then (second stage) the 64 band
-#: sets one bit away. ARGV: content hash, probe member (fingerprint and MinHash),
-#: key, threshold (-1: exact check only), add (1/0), min similarity, second-stage
-#: radius (-1: none), candidates verified at most per stage, the second stage's min
-#: similarity, the text's length (characters, for the page size check).
-#: Returns {verdict, member, distance, stage, similarity in thousandths, numbers
-#: differ (1/0), page sizes differ (1/0)} for a
-#: match ('match') or, when the document is new, the nearest candidate that
-#: verification rejected ('rejected'); {'new', added} when there was none.
+#: Documents a record string and a key list hold (a *chunk*).
+CHUNK = 1024
+#: Bytes of a document's record: fingerprint, MinHash, numbers signature, page size.
+RECORD_BYTES = 8 + MINHASH_BYTES + 8 + 1
+#: Which layout an index is written in: part of its rules signature, so that an index in
+#: another layout is refused (naming this line), never misread. 2: documents by number.
+LAYOUT = 2
+
+# A document is number n (1, 2, ...: the count when it was added). Its record is bytes
+# (n - 1) % CHUNK * RECORD_BYTES of the string {base}:r:<(n - 1) // CHUNK>, created at
+# its full size so that it is never reallocated; its key is item (n - 1) % CHUNK of the
+# list {base}:k:<(n - 1) // CHUNK>; the band sets and the exact-hash buckets hold n.
+_DOCUMENTS = f"""
+local CHUNK, RECORD = {CHUNK}, {RECORD_BYTES}
+local function record_of(tag, n)
+  local i = n - 1
+  local at = (i % CHUNK) * RECORD
+  return redis.call('GETRANGE', tag .. ':r:' .. math.floor(i / CHUNK), at, at + RECORD - 1)
+end
+local function key_of(tag, n)
+  local i = n - 1
+  return redis.call('LINDEX', tag .. ':k:' .. math.floor(i / CHUNK), i % CHUNK)
+end
+local function insert(tag, count_key, record, key)
+  local n = redis.call('INCR', count_key)
+  local i = n - 1
+  local chunk = math.floor(i / CHUNK)
+  local records = tag .. ':r:' .. chunk
+  if i % CHUNK == 0 then redis.call('SETRANGE', records, CHUNK * RECORD - 1, '\\0') end
+  redis.call('SETRANGE', records, (i % CHUNK) * RECORD, record)
+  redis.call('RPUSH', tag .. ':k:' .. chunk, key)
+  return n
+end
+local function band_numbers(keys, first, last)
+  local numbers, seen = {{}}, {{}}
+  for k = first, last do
+    for _, n in ipairs(redis.call('SMEMBERS', keys[k])) do
+      if not seen[n] then
+        seen[n] = true
+        numbers[#numbers + 1] = tonumber(n)
+      end
+    end
+  end
+  return numbers
+end
+"""
+
+#: KEYS: exact-hash bucket, document count, 4 band sets, then (second stage) the 64 band
+#: sets one bit away. ARGV: content hash field, probe record, key, threshold (-1: exact
+#: check only), add (1/0), min similarity, second-stage radius (-1: none), candidates
+#: verified at most per stage, the second stage's min similarity, the text's length
+#: (characters, for the page size check), the index's hash tag.
+#: Returns {verdict, key, fingerprint, distance, stage, similarity in thousandths,
+#: numbers differ (1/0), page sizes differ (1/0)} for a match ('match') or, when the
+#: document is new, the nearest candidate that verification rejected ('rejected');
+#: {'new', added} when there was none.
 CHECK_AND_ADD = (
     _DISTANCE
+    + _DOCUMENTS
     + """
 local probe = ARGV[2]
 local text_chars = tonumber(ARGV[10])
+local tag = ARGV[11]
 local rejected = false
-local member = redis.call('HGET', KEYS[1], ARGV[1])
-if member and string.sub(member, 1, 8) == string.sub(probe, 1, 8) then
-  if not page_sizes_differ(probe, member, text_chars) then
-    return {'match', member, 0, 'exact', 1000, 0, 0}
+local function reply(verdict, n, record, d, stage, similarity, differ, sizes)
+  return {verdict, key_of(tag, n), string.sub(record, 1, 8), d, stage, similarity, differ, sizes}
+end
+local exact = redis.call('HGET', KEYS[1], ARGV[1])
+if exact then
+  local n = tonumber(exact)
+  local record = record_of(tag, n)
+  if string.sub(record, 1, 8) == string.sub(probe, 1, 8) then
+    if not page_sizes_differ(probe, record, text_chars) then
+      return reply('match', n, record, 0, 'exact', 1000, 0, 0)
+    end
+    rejected = reply('rejected', n, record, 0, 'exact', 1000, 0, 1)
   end
-  rejected = {'rejected', member, 0, 'exact', 1000, 0, 1}
 end
 local threshold = tonumber(ARGV[4])
 local min_similarity = tonumber(ARGV[6])
 local radius = tonumber(ARGV[7])
 local most = tonumber(ARGV[8])
+local NO_MINHASH = string.rep('\\0', """
+    + str(MINHASH_BYTES)
+    + """)
 local function verified(first_key, last_key, min_distance, max_distance, stage, min_similarity)
-  local found, seen = {}, {}
-  for i = first_key, last_key do
-    for _, candidate in ipairs(redis.call('SMEMBERS', KEYS[i])) do
-      if not seen[candidate] then
-        seen[candidate] = true
-        local d = distance(probe, candidate)
-        if d > min_distance and d <= max_distance then found[#found + 1] = {d, candidate} end
-      end
-    end
+  local found = {}
+  for _, n in ipairs(band_numbers(KEYS, first_key, last_key)) do
+    local record = record_of(tag, n)
+    local d = distance(probe, record)
+    if d > min_distance and d <= max_distance then found[#found + 1] = {d, n, record} end
   end
   table.sort(found, function(a, b)
     if a[1] ~= b[1] then return a[1] < b[1] end
     return a[2] < b[2]
   end)
   for i = 1, math.min(#found, most) do
-    local d, candidate = found[i][1], found[i][2]
-    local j = similarity(probe, candidate)
-    local differ = numbers_differ(probe, candidate)
-    local sizes = page_sizes_differ(probe, candidate, text_chars)
-    local reply = {
-      'match', candidate, d, stage, math.floor(j * 1000 + 0.5), differ and 1 or 0,
-      sizes and 1 or 0
-    }
-    if j >= min_similarity and not differ and not sizes and string.sub(candidate, 9, 8 + """
+    local d, n, record = found[i][1], found[i][2], found[i][3]
+    local j = similarity(probe, record)
+    local differ = numbers_differ(probe, record)
+    local sizes = page_sizes_differ(probe, record, text_chars)
+    local answer = reply(
+      'match', n, record, d, stage, math.floor(j * 1000 + 0.5), differ and 1 or 0, sizes and 1 or 0
+    )
+    if j >= min_similarity and not differ and not sizes
+        and string.sub(record, 9, 8 + """
     + str(MINHASH_BYTES)
-    + """) ~= string.rep('\\0', """
-    + str(MINHASH_BYTES)
-    + """) then
-      return reply
+    + """) ~= NO_MINHASH then
+      return answer
     end
     if not rejected then
-      reply[1] = 'rejected'
-      rejected = reply
+      answer[1] = 'rejected'
+      rejected = answer
     end
   end
   return false
@@ -173,12 +227,11 @@ if threshold >= 0 then
 end
 local added = 0
 if ARGV[5] == '1' then
-  local new_member = probe .. ARGV[3]
-  redis.call('HSETNX', KEYS[1], ARGV[1], new_member)
+  local n = insert(tag, KEYS[2], probe, ARGV[3])
+  redis.call('HSETNX', KEYS[1], ARGV[1], n)
   if threshold >= 0 then
-    for i = 3, 6 do redis.call('SADD', KEYS[i], new_member) end
+    for i = 3, 6 do redis.call('SADD', KEYS[i], n) end
   end
-  redis.call('INCR', KEYS[2])
   added = 1
 end
 if rejected then return rejected end
@@ -186,42 +239,39 @@ return {'new', added}
 """
 )
 
-#: KEYS: 4 band sets. ARGV: fingerprint (8 bytes), max distance.
-#: Returns a flat list: member, distance, member, distance...
+#: KEYS: 4 band sets. ARGV: fingerprint (8 bytes), max distance, the index's hash tag.
+#: Returns a flat list: key, fingerprint, distance, key, fingerprint, distance...
 QUERY = (
     _DISTANCE
+    + _DOCUMENTS
     + """
 local max_distance = tonumber(ARGV[2])
-local found, seen = {}, {}
-for i = 1, 4 do
-  for _, member in ipairs(redis.call('SMEMBERS', KEYS[i])) do
-    if not seen[member] then
-      seen[member] = true
-      local d = distance(ARGV[1], member)
-      if d <= max_distance then
-        found[#found + 1] = member
-        found[#found + 1] = d
-      end
-    end
+local found = {}
+for _, n in ipairs(band_numbers(KEYS, 1, 4)) do
+  local record = record_of(ARGV[3], n)
+  local d = distance(ARGV[1], record)
+  if d <= max_distance then
+    found[#found + 1] = key_of(ARGV[3], n)
+    found[#found + 1] = string.sub(record, 1, 8)
+    found[#found + 1] = d
   end
 end
 return found
 """
 )
 
-#: KEYS: 4 band sets, document count. ARGV: member.
-ADD = """
-for i = 1, 4 do redis.call('SADD', KEYS[i], ARGV[1]) end
-redis.call('INCR', KEYS[5])
+#: KEYS: 4 band sets, document count. ARGV: record, key, the index's hash tag.
+ADD = (
+    _DOCUMENTS
+    + """
+local n = insert(ARGV[3], KEYS[5], ARGV[1], ARGV[2])
+for i = 1, 4 do redis.call('SADD', KEYS[i], n) end
 """
+)
 
 
-_KEY_AT = 8 + MINHASH_BYTES + 8 + 1
-
-
-def _member(
+def _record(
     fingerprint: int,
-    key: str,
     minhash: bytes | None = None,
     numbers: int = 0,
     page_size: int = 0,
@@ -231,12 +281,7 @@ def _member(
         + (bytes(MINHASH_BYTES) if minhash is None else minhash)
         + numbers.to_bytes(8, "big")
         + bytes((page_size,))
-        + key.encode("utf-8", "surrogatepass")
     )
-
-
-def _split_member(member: bytes) -> tuple[str, int]:
-    return member[_KEY_AT:].decode("utf-8", "surrogatepass"), int.from_bytes(member[:8], "big")
 
 
 class RedisContentIndex:
@@ -250,19 +295,28 @@ class RedisContentIndex:
     def __init__(self, connection: RedisConnection, base: str) -> None:
         self.connection = connection
         self.base = base
-        self.exact_key = f"{{{base}}}:exact"
-        self.count_key = f"{{{base}}}:count"
-        self.signature_key = f"{{{base}}}:signature"
+        self.tag = f"{{{base}}}"
+        self.count_key = f"{self.tag}:count"
+        self.signature_key = f"{self.tag}:signature"
 
     def open(self, signature: Mapping[str, Any]) -> None:
         """Ping, then claim or check the rules signature of the shared index."""
         self.connection.open()
-        self.connection.check_signature(self.signature_key, signature, data_key=self.count_key)
+        self.connection.check_signature(
+            self.signature_key,
+            {**signature, "redis content index layout": LAYOUT},
+            data_key=self.count_key,
+            key_setting="DEDUP_REDIS_CONTENT_KEY",
+        )
+
+    def exact_bucket(self, content_hash: bytes) -> tuple[str, bytes]:
+        """The hash (one of 65,536) and field where *content_hash* is filed."""
+        return f"{self.tag}:x:{content_hash[:2].hex()}", content_hash[2:10]
 
     def band_keys(self, fingerprint: int) -> list[str]:
         """The Redis sets that hold fingerprints sharing a band with *fingerprint*."""
         return [
-            f"{{{self.base}}}:b{band}:{(fingerprint >> (band * BAND_BITS)) & BAND_MASK:04x}"
+            f"{self.tag}:b{band}:{(fingerprint >> (band * BAND_BITS)) & BAND_MASK:04x}"
             for band in range(BAND_COUNT)
         ]
 
@@ -272,9 +326,7 @@ class RedisContentIndex:
         keys: list[str] = []
         for band in range(BAND_COUNT):
             value = (fingerprint >> (band * BAND_BITS)) & BAND_MASK
-            keys.extend(
-                f"{{{self.base}}}:b{band}:{value ^ (1 << bit):04x}" for bit in range(BAND_BITS)
-            )
+            keys.extend(f"{self.tag}:b{band}:{value ^ (1 << bit):04x}" for bit in range(BAND_BITS))
         return keys
 
     def check_and_add(
@@ -309,13 +361,13 @@ class RedisContentIndex:
         band_keys = self.band_keys(fingerprint)
         if threshold is not None and second_stage_distance is not None:
             band_keys += self.probe_band_keys(fingerprint)
-        probe = _member(fingerprint, "", minhash, numbers, page_size)
+        exact_key, exact_field = self.exact_bucket(content_hash)
         reply = self.connection.call(
             self.connection.script(CHECK_AND_ADD),
-            keys=[self.exact_key, self.count_key, *band_keys],
+            keys=[exact_key, self.count_key, *band_keys],
             args=[
-                content_hash,
-                probe,
+                exact_field,
+                _record(fingerprint, minhash, numbers, page_size),
                 key.encode("utf-8", "surrogatepass"),
                 -1 if threshold is None else threshold,
                 1 if add else 0,
@@ -330,21 +382,21 @@ class RedisContentIndex:
                     )
                 ),
                 text_chars,
+                self.tag,
             ],
         )
         verdict = reply[0].decode()
         if verdict == "new":
             return None
-        earlier_key, earlier_fingerprint = _split_member(reply[1])
         return SharedMatch(
             accepted=verdict == "match",
-            key=earlier_key,
-            fingerprint=earlier_fingerprint,
-            distance=int(reply[2]),
-            stage=reply[3].decode(),
-            similarity=int(reply[4]) / 1000,
-            numbers_differ=bool(int(reply[5])),
-            page_sizes_differ=bool(int(reply[6])),
+            key=reply[1].decode("utf-8", "surrogatepass"),
+            fingerprint=int.from_bytes(reply[2], "big"),
+            distance=int(reply[3]),
+            stage=reply[4].decode(),
+            similarity=int(reply[5]) / 1000,
+            numbers_differ=bool(int(reply[6])),
+            page_sizes_differ=bool(int(reply[7])),
         )
 
     def add(self, key: str, fingerprint: int) -> None:
@@ -352,7 +404,7 @@ class RedisContentIndex:
         self.connection.call(
             self.connection.script(ADD),
             keys=[*self.band_keys(fingerprint), self.count_key],
-            args=[_member(fingerprint, key)],
+            args=[_record(fingerprint), key.encode("utf-8", "surrogatepass"), self.tag],
         )
 
     def query(self, fingerprint: int, max_distance: int = 3) -> list[tuple[str, int]]:
@@ -368,12 +420,12 @@ class RedisContentIndex:
         reply = self.connection.call(
             self.connection.script(QUERY),
             keys=self.band_keys(fingerprint),
-            args=[fingerprint.to_bytes(8, "big"), max_distance],
+            args=[fingerprint.to_bytes(8, "big"), max_distance, self.tag],
         )
-        found = []
-        for member, distance in zip(reply[::2], reply[1::2], strict=True):
-            key, earlier_fingerprint = _split_member(member)
-            found.append((key, earlier_fingerprint, int(distance)))
+        found = [
+            (key.decode("utf-8", "surrogatepass"), int.from_bytes(fingerprint, "big"), int(d))
+            for key, fingerprint, d in zip(reply[::3], reply[1::3], reply[2::3], strict=True)
+        ]
         # Redis sets have no order: nearest first, then by key for a stable result
         return sorted(found, key=lambda entry: (entry[2], entry[0]))
 
