@@ -199,8 +199,12 @@ def redis_seen_store(
     capacity, error_rate = _bloom_sizing(settings, generations)
     try:
         if backend == "redis":
-            return RedisSetSeenStore(connection, base, generations=generations)
-        return RedisBloomSeenStore(connection, base, capacity, error_rate, generations=generations)
+            return RedisSetSeenStore(
+                connection, base, generations=generations, key_setting=key_setting
+            )
+        return RedisBloomSeenStore(
+            connection, base, capacity, error_rate, generations=generations, key_setting=key_setting
+        )
     except ValueError as exc:
         raise ValueError(f"{key_setting}={key!r}: {exc}") from exc
 

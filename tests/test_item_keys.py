@@ -163,8 +163,9 @@ def test_workers_share_item_keys_in_redis(redis_server, backend):
     assert outcome(second, {"sku": "2"}) == "kept"
     names = {name.decode() for name in first.seen.connection.client.keys("*")}
     assert names and all(name.startswith(("shop:items", "{shop:items}")) for name in names)
-    with pytest.raises(RedisSignatureMismatch, match="DEDUP_ITEM_KEY_FIELDS"):
+    with pytest.raises(RedisSignatureMismatch, match="DEDUP_ITEM_KEY_FIELDS") as refused:
         pipeline(**{**settings, "DEDUP_ITEM_KEY_FIELDS": ["ean"]})
+    assert str(refused.value).endswith("or another DEDUP_REDIS_ITEM_KEY")  # its key's setting
 
 
 def test_redis_away_keeps_items_unchecked(redis_server_factory):

@@ -184,11 +184,18 @@ class RedisSetSeenStore:
     kind = "redis-set"
 
     def __init__(
-        self, connection: RedisConnection, base: str, *, generations: Generations | None = None
+        self,
+        connection: RedisConnection,
+        base: str,
+        *,
+        generations: Generations | None = None,
+        key_setting: str = "DEDUP_REDIS_KEY",
     ) -> None:
         self.connection = connection
         self.base = base
         self.generations = generations
+        #: the setting that names *base*, for errors
+        self.key_setting = key_setting
         self.tag = hash_tag(base)
         self.key = base if generations is None else f"{self.tag}:gen"
         self.signature_key = f"{self.tag}:signature"
@@ -205,7 +212,9 @@ class RedisSetSeenStore:
         """Ping, then claim or check the rules signature of the shared set."""
         self.connection.open()
         data_key = self.key if self.generations is None else self._generation_keys()[0]
-        self.connection.check_signature(self.signature_key, signature, data_key=data_key)
+        self.connection.check_signature(
+            self.signature_key, signature, data_key=data_key, key_setting=self.key_setting
+        )
 
     def add(self, key: bytes) -> bool:
         if self.generations is None:
@@ -304,7 +313,10 @@ class RedisBloomSeenStore:
         *,
         shard_bits: int = DEFAULT_SHARD_BITS,
         generations: Generations | None = None,
+        key_setting: str = "DEDUP_REDIS_KEY",
     ) -> None:
+        #: the setting that names *base*, for errors
+        self.key_setting = key_setting
         if capacity < 1:
             raise ValueError(f"Bloom capacity must be at least 1, got {capacity!r}")
         if not 0 < error_rate < 1:
@@ -363,7 +375,9 @@ class RedisBloomSeenStore:
         """Ping, claim or check the rules signature, and create missing shards."""
         self.connection.open()
         data_key = self._live_keys()[0]
-        self.connection.check_signature(self.signature_key, signature, data_key=data_key)
+        self.connection.check_signature(
+            self.signature_key, signature, data_key=data_key, key_setting=self.key_setting
+        )
         if self.generations is None:
             sizes = [self.shard_bits] * (self.num_shards - 1) + [self.last_shard_bits]
             script = self.connection.script(_BLOOM_ALLOCATE)
