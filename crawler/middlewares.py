@@ -112,7 +112,6 @@ class FrontierMiddleware:
         # The middlewares are built before the spider opens, the dupefilter after: a
         # damaged URL state directory, or a shared store this crawl cannot use, stops the
         # crawl here, as a bad setting does.
-
         check_url_state(crawler.settings, crawler.spidercls.name)
         return cls(crawler)
 

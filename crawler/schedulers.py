@@ -111,7 +111,7 @@ def _require_frontier_middleware(settings: BaseSettings) -> None:
 
 class _StatsWithoutSpider:
     """The crawl's stats for scrapy-redis's scheduler, which passes ``spider=`` to
-    ``inc_value`` (scrapy-redis 0.9.1; deprecated since Scrapy 2.13)."""
+    ``inc_value`` (scrapy-redis 0.9.1), an argument Scrapy deprecates (warned under 2.19)."""
 
     def __init__(self, stats: Any) -> None:
         self._stats = stats
@@ -177,8 +177,8 @@ class LeasingScheduler(Scheduler):
 
     def open(self, spider: Spider) -> None:
         with warnings.catch_warnings():
-            # scrapy-redis 0.9.1 says "Resuming crawl" with Spider.log(), deprecated since
-            # Scrapy 2.13; the line itself still comes out, at DEBUG
+            # scrapy-redis 0.9.1 says "Resuming crawl" with Spider.log(), which Scrapy
+            # deprecates (warned under 2.19); the line itself still comes out, at DEBUG
             warnings.filterwarnings(
                 "ignore", r"Spider\.log\(\) is deprecated", ScrapyDeprecationWarning
             )
