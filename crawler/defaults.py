@@ -152,6 +152,7 @@ DEDUP_URL_KEEP_PARAMS: list[str] = []
 DEDUP_URL_LOWERCASE_PATH = False
 
 #: Record scheduled-but-unfinished requests so a killed crawl resumes without loss.
+DEDUP_URL_REL_CANONICAL = True
 DEDUP_URL_RESUME = True
 
 #: Query parameters stripped before comparing URLs (glob patterns;

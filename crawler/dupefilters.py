@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 from scrapy.dupefilters import BaseDupeFilter
+from scrapy.http import HtmlResponse
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str, request_from_dict
 
-from crawler import defaults
+from crawler import canonical_links, defaults
 from crawler import signals as dedup_signals
 from crawler.audit import URL_LEVEL, AuditLog
 from crawler.closing import close_spider
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
 
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
@@ -214,6 +216,10 @@ class URLDupeFilter(BaseDupeFilter):
             self._request_items_settled, signal=dedup_signals.request_items_settled
         )
         crawler.signals.connect(self._spider_opened_now, signal=scrapy_signals.spider_opened)
+        if crawler.settings.getbool("DEDUP_URL_REL_CANONICAL", defaults.DEDUP_URL_REL_CANONICAL):
+            crawler.signals.connect(
+                self._response_received, signal=scrapy_signals.response_received
+            )
         if frontier is not None and not frontier_middleware_enabled(crawler.settings):
             # nothing sends request_finished: a request is done once it leaves the downloader
             crawler.signals.connect(
@@ -559,6 +565,35 @@ class URLDupeFilter(BaseDupeFilter):
             {"dir": self.frontier.journal.path.parent},
             extra={"spider": spider},
         )
+
+    def _response_received(self, response: Response, request: Request, spider: Spider) -> None:
+        """Record the canonical URL a page declares as seen, when it only removes query
+        parameters from the page's URL (:mod:`crawler.canonical_links`): a later link to
+        it would download what was just downloaded."""
+        if request.method != "GET" or response.status != 200 or not self._opened:
+            return
+        declared = canonical_links.from_link_headers(
+            [value.decode("latin-1") for value in response.headers.getlist(b"Link")],
+            response.url,
+        )
+        if declared is None and isinstance(response, HtmlResponse):
+            declared = canonical_links.from_html(response.body, response.url, response.encoding)
+        if declared is None:
+            return
+        target = self.canonicalize(declared)
+        refusal = canonical_links.refusal(self.canonicalize(response.url), target)
+        if refusal is not None:
+            if refusal != "same-url":
+                self.stats.inc_value(f"dedup/url/canonical_ignored/{refusal}")
+            return
+        try:
+            added = self.seen.add(request_key("GET", target, b""))
+        except (RedisUnavailable, OSError):
+            self.stats.inc_value("dedup/url/canonical_unrecorded")
+            return
+        if added:
+            self.new_urls += 1
+            self.stats.inc_value("dedup/url/canonical_recorded")
 
     def _request_finished(self, request: Request) -> None:
         key = request.meta.get(META_KEY)
