@@ -80,7 +80,8 @@ DEDUP_MIN_SIMILARITY = 0.5
 DEDUP_MIN_TEXT_CHARS = 50
 
 #: The Redis of the shared backends is a Redis Cluster (redis-py's cluster client):
-#: every store keeps its keys in one hash slot.
+#: each shard of a seen store (``DEDUP_REDIS_SHARDS``) and the content index keep
+#: their keys in one hash slot.
 DEDUP_REDIS_CLUSTER = False
 
 #: Redis key prefix of the shared content index (``%(spider)s``: the spider's name).
@@ -94,6 +95,11 @@ DEDUP_REDIS_FAULT_BUDGET = 2.0
 
 #: Redis key of the shared item-key store (``DEDUP_ITEM_KEY_FIELDS``).
 DEDUP_REDIS_ITEM_KEY = "%(spider)s:items"
+
+#: Shards of each shared seen store (seen URLs, item keys), each under its own hash
+#: tag so that a Redis Cluster spreads them over its primaries; ``None`` means 1
+#: (scrapy-redis's layout) on one server, 12 with ``DEDUP_REDIS_CLUSTER``.
+DEDUP_REDIS_SHARDS: int | None = None
 
 #: Redis key of the shared seen-URL store (scrapy-redis's layout).
 DEDUP_REDIS_KEY = "%(spider)s:dupefilter"

@@ -58,7 +58,7 @@ from crawler.request_meta import (
 )
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
-from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+from crawler.stores.redis_shards import REDIS_SEEN_STORES, RedisSeenStore
 from crawler.urls import UrlCanonicalizer
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class URLDupeFilter(BaseDupeFilter):
         self,
         crawler: Crawler,
         canonicalizer: UrlCanonicalizer,
-        seen: SeenSet | JournaledSeenStore | RedisSetSeenStore | RedisBloomSeenStore,
+        seen: SeenSet | JournaledSeenStore | RedisSeenStore,
         *,
         frontier: Frontier | None = None,
         debug: bool = False,
@@ -297,7 +297,7 @@ class URLDupeFilter(BaseDupeFilter):
                 lock_state_dir(self._state_dir, state_dir_setting(self.crawler.settings))
         # scrapy-redis's scheduler never calls close()
         self.crawler.signals.connect(self._spider_closed, signal=scrapy_signals.spider_closed)
-        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+        if isinstance(self.seen, REDIS_SEEN_STORES):
             self.seen.open(url_signature(self.canonicalize.rules, self.seen))
             logger.info(
                 "URL dedup shares its seen store in Redis at %(url)s, key %(key)s: "
@@ -375,7 +375,7 @@ class URLDupeFilter(BaseDupeFilter):
             return
         try:
             self._update_store_stats()
-            if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+            if isinstance(self.seen, REDIS_SEEN_STORES):
                 self.seen.close()
             summary = self.summary()
         except RedisUnavailable as exc:
@@ -391,7 +391,7 @@ class URLDupeFilter(BaseDupeFilter):
         before the spider opens), and at close unless ``SCHEDULER_PERSIST``
         (ignored: other workers may still be crawling with it; clear it
         explicitly). Local state stays."""
-        if not isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+        if not isinstance(self.seen, REDIS_SEEN_STORES):
             return
         if self._spider_opened:
             logger.info(
@@ -442,7 +442,7 @@ class URLDupeFilter(BaseDupeFilter):
         scheduled first, so that a kill never leaves a seen key unscheduled."""
         if isinstance(self.seen, JournaledSeenStore):
             return self.seen.add(key, lambda: self._record_scheduled(key, request))
-        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+        if isinstance(self.seen, REDIS_SEEN_STORES):
             connection = self.seen.connection
             retried_before = connection.retried
             added = self.seen.add(key)
@@ -686,7 +686,7 @@ class URLDupeFilter(BaseDupeFilter):
     def _update_store_stats(self) -> None:
         self.stats.set_value("dedup/url/new", self.new_urls)
         self._publish_filter_reasons()
-        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+        if isinstance(self.seen, REDIS_SEEN_STORES):
             self.stats.set_value("dedup/redis/retries", self.seen.connection.retried)
             self.stats.set_value("dedup/redis/failures", self.seen.connection.failures)
         store_stats = self.seen.stats()
@@ -699,7 +699,7 @@ class URLDupeFilter(BaseDupeFilter):
             self._fill_warned = True
             past_capacity = (
                 "its false-positive rate rises above DEDUP_URL_ERROR_RATE"
-                if isinstance(self.seen, RedisBloomSeenStore)
+                if self.seen.kind == "redis-bloom"
                 else "it grows (more memory, slower) to keep its false-positive rate"
             )
             logger.warning(

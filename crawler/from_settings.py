@@ -27,6 +27,14 @@ from crawler.stores.generational import GenerationalSeenSet
 from crawler.stores.journaled import check_state_files
 from crawler.stores.memory import MemorySeenSet
 from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+from crawler.stores.redis_shards import (
+    CLUSTER_SHARDS,
+    CLUSTER_SLOTS,
+    RedisSeenStore,
+    ShardedRedisSeenStore,
+    shard_bases,
+    shard_capacity,
+)
 from crawler.urls import UrlRules
 
 if TYPE_CHECKING:
@@ -179,14 +187,31 @@ def seen_set_factory(settings: BaseSettings, backend: str) -> Callable[[], SeenS
     return partial(GenerationalSeenSet, new_set, generations)
 
 
+def redis_shards_from_settings(settings: BaseSettings) -> int:
+    """``DEDUP_REDIS_SHARDS``, checked; unset, 1 on one server and
+    :data:`CLUSTER_SHARDS` on a Redis Cluster."""
+    shards = settings.get("DEDUP_REDIS_SHARDS", defaults.DEDUP_REDIS_SHARDS)
+    if shards is None:
+        return CLUSTER_SHARDS if settings.getbool("DEDUP_REDIS_CLUSTER") else 1
+    try:
+        count = int(str(shards).strip())
+    except ValueError:
+        count = 0
+    if not 1 <= count <= CLUSTER_SLOTS or isinstance(shards, float):
+        raise ValueError(
+            f"DEDUP_REDIS_SHARDS={shards!r} must be a number of shards from 1 to {CLUSTER_SLOTS}"
+        )
+    return count
+
+
 def redis_seen_store(
     settings: BaseSettings,
     spider_name: str,
     backend: str,
     key_setting: str = "DEDUP_REDIS_KEY",
-) -> RedisSetSeenStore | RedisBloomSeenStore:
+) -> RedisSeenStore:
     """The shared seen store of *backend* for *spider_name* at the Redis key named by
-    *key_setting* (not opened)."""
+    *key_setting* (not opened), in ``DEDUP_REDIS_SHARDS`` shards."""
     connection = connection_from_settings(settings)
     key = settings.get(key_setting, getattr(defaults, key_setting))
     try:
@@ -197,16 +222,35 @@ def redis_seen_store(
         ) from exc
     generations = generations_from_settings(settings)
     capacity, error_rate = _bloom_sizing(settings, generations)
-    try:
+    count = redis_shards_from_settings(settings)
+
+    def store_at(store_base: str) -> RedisSetSeenStore | RedisBloomSeenStore:
         if backend == "redis":
             return RedisSetSeenStore(
-                connection, base, generations=generations, key_setting=key_setting
+                connection, store_base, generations=generations, key_setting=key_setting
             )
         return RedisBloomSeenStore(
-            connection, base, capacity, error_rate, generations=generations, key_setting=key_setting
+            connection,
+            store_base,
+            shard_capacity(capacity, count),
+            error_rate,
+            generations=generations,
+            key_setting=key_setting,
         )
+
+    try:
+        if count == 1:
+            return store_at(base)
+        shards = [store_at(shard_base) for shard_base in shard_bases(base, count)]
     except ValueError as exc:
         raise ValueError(f"{key_setting}={key!r}: {exc}") from exc
+    return ShardedRedisSeenStore(
+        connection,
+        base,
+        shards,
+        capacity=capacity if backend != "redis" else None,
+        key_setting=key_setting,
+    )
 
 
 def keeps_local_frontier(settings: BaseSettings) -> bool:
@@ -228,9 +272,17 @@ def url_signature(rules: UrlRules, seen: Any) -> dict[str, Any]:
     }
     for name, value in rules.describe().items():
         signature[f"DEDUP_URL_{name.upper()}"] = value
-    for name, value in seen.params().items():
-        signature[f"DEDUP_URL_{name.upper()}"] = value
+    signature.update(store_params_by_setting(seen))
     return signature
+
+
+def store_params_by_setting(seen: Any) -> dict[str, Any]:
+    """A seen store's parameters named as settings: ``DEDUP_URL_<NAME>``, or the name
+    itself when it is a setting already."""
+    return {
+        name if name.startswith("DEDUP_") else f"DEDUP_URL_{name.upper()}": value
+        for name, value in seen.params().items()
+    }
 
 
 def content_backend_from_settings(settings: BaseSettings) -> str:

@@ -46,6 +46,7 @@ from crawler.from_settings import (
     snapshot_every_from_settings,
     state_dir_from_settings,
     state_dir_setting,
+    store_params_by_setting,
     url_backend_from_settings,
 )
 from crawler.index.redis import RedisContentIndex
@@ -61,7 +62,7 @@ from crawler.pages import (
 from crawler.redis_access import RedisUnavailable, redact
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
-from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+from crawler.stores.redis_shards import REDIS_SEEN_STORES, RedisSeenStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -590,7 +591,7 @@ class ItemKeyPipeline:
         self,
         crawler: Crawler,
         fields: list[str],
-        seen: JournaledSeenStore | SeenSet | RedisSetSeenStore | RedisBloomSeenStore,
+        seen: JournaledSeenStore | SeenSet | RedisSeenStore,
         *,
         redis_error_policy: str = defaults.DEDUP_REDIS_ON_ERROR,
         audit_path: Path | None = None,
@@ -627,7 +628,7 @@ class ItemKeyPipeline:
         backend = url_backend_from_settings(settings)
         audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
         audit_path = Path(audit_file) if audit_file else None
-        seen: JournaledSeenStore | SeenSet | RedisSetSeenStore | RedisBloomSeenStore
+        seen: JournaledSeenStore | SeenSet | RedisSeenStore
         if backend in REDIS_BACKENDS:
             seen = redis_seen_store(
                 settings, crawler.spidercls.name, backend, key_setting="DEDUP_REDIS_ITEM_KEY"
@@ -649,7 +650,7 @@ class ItemKeyPipeline:
         return cls(crawler, fields, seen, audit_path=audit_path)
 
     def open_spider(self) -> None:
-        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+        if isinstance(self.seen, REDIS_SEEN_STORES):
             self.seen.open(item_signature(self.fields, self.seen))
         elif isinstance(self.seen, JournaledSeenStore):
             self._state_dir = self.seen.snapshot_path.parent
@@ -679,7 +680,7 @@ class ItemKeyPipeline:
         self._pending.clear()
         try:
             store_stats = self.seen.stats()
-            if isinstance(self.seen, (JournaledSeenStore, RedisSetSeenStore, RedisBloomSeenStore)):
+            if isinstance(self.seen, (JournaledSeenStore, *REDIS_SEEN_STORES)):
                 self.seen.close()
         except RedisUnavailable as exc:
             logger.info("%(summary)s", {"summary": f"{self.summary()}; store unknown ({exc})"})
@@ -756,7 +757,7 @@ class ItemKeyPipeline:
         (scraped, and written by the feeds, on the same signal): an item a kill takes before
         that is not dropped on the restart as a repeat of itself. Meanwhile the key is
         pending, and an item with the same key is a repeat."""
-        if isinstance(self.seen, (RedisSetSeenStore, RedisBloomSeenStore)):
+        if isinstance(self.seen, REDIS_SEEN_STORES):
             return self.seen.add(key)
         if key in self.seen or key in self._pending:
             return False
@@ -804,6 +805,5 @@ def item_signature(fields: list[str], seen: Any) -> dict[str, Any]:
         "DEDUP_ITEM_KEY_FIELDS": list(fields),
         "item key version": ITEM_KEY_VERSION,
     }
-    for name, value in seen.params().items():
-        signature[f"DEDUP_URL_{name.upper()}"] = value
+    signature.update(store_params_by_setting(seen))
     return signature

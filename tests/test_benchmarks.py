@@ -32,6 +32,7 @@ SMALL_RUNS = {
     "neardup_precision": (["--workers", "1"], False),  # a small site written by the test
     "neardup_quality": (["--pages", "2", "--workers", "1"], True),
     "offload": (["--pages", "4", "--workers", "1", "--repeat", "1"], True),
+    "redis_cluster": (["--urls", "3000"], False),
     "redis_urlfilter": (["--requests", "2000", "--repeat", "1", "--scale-urls", "0"], True),
     "tracking_registries": ([], True),
     "urlfilter": (["--requests", "2000", "--repeat", "1"], True),

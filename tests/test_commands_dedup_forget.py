@@ -67,9 +67,18 @@ def test_memory_store_forgets(demo_site_server, tmp_path):
     assert journal == (tmp_path / "seen-urls.journal").read_bytes()
 
 
-def test_redis_set_forgets(demo_site_server, redis_server):
-    settings = {"DEDUP_URL_BACKEND": "redis", "DEDUP_REDIS_URL": redis_server.url}
+@pytest.mark.parametrize("shards", [1, 3])
+def test_redis_set_forgets(demo_site_server, redis_server, shards):
+    settings = {
+        "DEDUP_URL_BACKEND": "redis",
+        "DEDUP_REDIS_URL": redis_server.url,
+        "DEDUP_REDIS_SHARDS": shards,
+    }
     check_forgotten_page_is_downloaded_again(demo_site_server, settings)
+    if shards > 1:  # the URLs are in the shards, none at the store's own key
+        client = redis.Redis.from_url(redis_server.url)
+        assert client.exists("site:dupefilter") == 0
+        assert sum(client.scard(key) for key in client.keys("site:dupefilter#*")) > 1
 
 
 def test_store_built_with_other_rules_is_not_touched(demo_site_server, tmp_path):

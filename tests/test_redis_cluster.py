@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections import Counter
+from typing import TYPE_CHECKING
 
 import pytest
 from scrapy import Request, Spider
@@ -17,6 +19,10 @@ from crawler.index.redis import RedisContentIndex
 from crawler.neardup import NearDuplicateDetector
 from crawler.redis_access import RedisConnection, RedisSignatureMismatch, RedisUnavailable
 from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+from tests.test_distributed import run_workers
+
+if TYPE_CHECKING:
+    from tests.conftest import RedisServerProcess
 
 
 class NamedSpider(Spider):
@@ -129,3 +135,61 @@ def test_a_cluster_down_is_a_fault_met_within_seconds(redis_cluster_nodes):
     with pytest.raises(RedisUnavailable, match="refused after 3 retries: ClusterDownError"):
         store.add(keys(2, start=1)[0])
     assert time.monotonic() - started < 5  # measured 2.4 s: the backoff's 1.4 s, and topology
+
+
+def primary_of_each_key(nodes: list[RedisServerProcess]) -> dict[bytes, int]:
+    """Every key of the cluster, by the port of the primary that holds it."""
+    import redis
+
+    held = {}
+    for node in nodes:
+        client = redis.Redis(port=node.port)
+        try:
+            held.update(dict.fromkeys(client.keys("*"), node.port))
+        finally:
+            client.close()
+    return held
+
+
+@pytest.mark.parametrize("backend", ["redis", "redis-bloom"])
+def test_a_seen_store_spreads_evenly_over_the_primaries(redis_cluster_nodes, backend):
+    crawler = get_crawler(
+        NamedSpider,
+        {
+            "DEDUP_URL_BACKEND": backend,
+            "DEDUP_URL_CAPACITY": 30_000,
+            "DEDUP_REDIS_CLUSTER": True,  # 12 shards unless DEDUP_REDIS_SHARDS says
+            "REDIS_URL": redis_cluster_nodes[0].url,
+        },
+    )
+    crawler.spider = crawler._create_spider()
+    dupefilter = build_from_crawler(URLDupeFilter, crawler)
+    dupefilter.open()
+    for number in range(3000):
+        assert not dupefilter.request_seen(Request(f"http://a.test/page/{number}"))
+    assert dupefilter.request_seen(Request("http://a.test/page/7?utm_source=x"))
+    dupefilter.close("finished")
+    held = primary_of_each_key(redis_cluster_nodes)
+    shard_keys = [key for key in held if b"#" in key and not key.endswith(b":signature")]
+    data_by_node = Counter(held[key] for key in shard_keys)
+    # a set is one key a shard, a Bloom filter a bit string and a count: 4 shards a primary
+    assert sorted(data_by_node.values()) == ([4, 4, 4] if backend == "redis" else [8, 8, 8])
+    kind = "redis-set" if backend == "redis" else "redis-bloom"
+    assert crawler.stats.get_value(f"dedup/{kind}/redis_shards") == 12
+
+
+@pytest.mark.parametrize("backend", ["redis", "redis-bloom"])
+def test_three_workers_on_a_sharded_store_download_each_resource_once(
+    demo_site_process_factory, redis_cluster_nodes, backend
+):
+    server = demo_site_process_factory()
+    run_workers(
+        server,
+        redis_cluster_nodes[0],
+        {"DEDUP_URL_BACKEND": backend, "DEDUP_REDIS_CLUSTER": "True"},
+    )
+    hits = server.hits()
+    assert set(hits["by_resource"]) == server.model().resources
+    assert set(hits["by_resource"].values()) == {1}
+    held = primary_of_each_key(redis_cluster_nodes)
+    assert len({held[key] for key in held if b"site:dupefilter#" in key}) == 3

@@ -38,7 +38,7 @@ from crawler.redis_access import RedisUnavailable, redact
 from crawler.request_keys import request_key
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
-from crawler.stores.redis import RedisSetSeenStore
+from crawler.stores.redis import RedisBloomSeenStore
 from crawler.urls import UrlCanonicalizer
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def _bloom_cannot_forget(backend: str) -> str:
 
 def _forget_in_redis(settings: BaseSettings, spider_name: str, keys: list[bytes]) -> list[bool]:
     store = redis_seen_store(settings, spider_name, "redis")
-    assert isinstance(store, RedisSetSeenStore)
+    assert not isinstance(store, RedisBloomSeenStore)
     store.connection.open()
     stored_signature = redis_signature(store)
     where = f"Redis key {store.base!r} at {redact(store.connection.url)}"

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from scrapy.settings import BaseSettings
 
-    from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+    from crawler.stores.redis_shards import RedisSeenStore
 
 
 def spider_settings(settings: BaseSettings, spider_name: str | None) -> tuple[BaseSettings, str]:
@@ -111,7 +111,7 @@ def read_local_content_index(state_dir: Path) -> JournaledContentIndex | None:
     return index
 
 
-def redis_signature(store: RedisSetSeenStore | RedisBloomSeenStore) -> dict[str, Any] | None:
+def redis_signature(store: RedisSeenStore) -> dict[str, Any] | None:
     """The rules signature stored next to a shared seen store, or ``None``."""
     connection = store.connection
     raw = connection.call(connection.client.get, store.signature_key)
