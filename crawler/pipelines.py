@@ -57,6 +57,7 @@ from crawler.pages import (
     PageFingerprint,
     fingerprint_page,
     fingerprint_page_within,
+    parent_main_hidden,
     start_worker,
 )
 from crawler.redis_access import RedisUnavailable, redact
@@ -464,8 +465,9 @@ class NearDuplicatePipeline:
         )
         # the pool starts a process per task it is given: start them all now, while the
         # first pages download
-        for _ in range(self.workers):
-            processes.submit(int)
+        with parent_main_hidden():
+            for _ in range(self.workers):
+                processes.submit(int)
         return processes
 
     def _replace_processes(self, stuck: ProcessPoolExecutor) -> None:

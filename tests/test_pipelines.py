@@ -24,6 +24,7 @@ from crawler.extract import EXTRACTORS
 from crawler.pages import fingerprint_page, fingerprint_page_within
 from crawler.persistence import StateFileError
 from crawler.pipelines import NearDuplicatePipeline
+from tests.conftest import REPO_ROOT
 
 PARAGRAPHS = [
     f"Paragraph {i}: the harbour authority met on Tuesday to discuss the cranes, the "
@@ -496,3 +497,43 @@ def test_fingerprint_page_within_gives_a_slow_page_up_and_leaves_no_timer():
         signal.setitimer(signal.ITIMER_REAL, 0)
     ok = fingerprint_page_within(5, page(PARAGRAPHS))
     assert ok.status == "ok" and ok.fingerprint is not None
+
+
+CONSOLE_SCRIPT_LIKE_MAIN = """
+import json
+from scrapy.cmdline import execute  # what Scrapy's console script imports
+from scrapy import Spider
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+from crawler.pipelines import NearDuplicatePipeline
+from tests.worker_probe import imported
+
+class NamedSpider(Spider):
+    name = "named"
+
+if __name__ == "__main__":
+    crawler = get_crawler(NamedSpider, {"DEDUP_CONTENT_WORKERS": 1})
+    pipeline = build_from_crawler(NearDuplicatePipeline, crawler)
+    pipeline.open_spider()
+    names = ["scrapy", "twisted", "crawler.pages"]
+    print(json.dumps(pipeline._processes.submit(imported, names).result()))
+    pipeline.close_spider()
+"""
+
+
+def test_workers_do_not_run_the_crawls_main_script(tmp_path):
+    """``scrapy crawl``'s main script imports Scrapy; a spawned worker that ran it again
+    would hold Scrapy and Twisted in memory for nothing (about 20 MB each)."""
+    main = tmp_path / "scrapy_like_main.py"
+    main.write_text(CONSOLE_SCRIPT_LIKE_MAIN)
+    result = subprocess.run(
+        [sys.executable, str(main)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout) == {"scrapy": False, "twisted": False, "crawler.pages": True}
