@@ -175,6 +175,7 @@ def ended(command: list[str]) -> subprocess.CompletedProcess[str]:
     [
         ({"DEDUP_URL_LOWERCASE_PATH": "True"}, "DEDUP_URL_LOWERCASE_PATH: False -> True"),
         ({"DEDUP_URL_BACKEND": "redis-bloom"}, "DEDUP_URL_BACKEND: 'redis-set' -> 'redis-bloom'"),
+        ({"DEDUP_REDIS_SHARDS": "4"}, "DEDUP_REDIS_SHARDS: '<absent>' -> 4"),
     ],
 )
 def test_a_worker_with_other_rules_or_backend_refuses_before_its_spider_opens(
