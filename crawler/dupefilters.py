@@ -58,7 +58,11 @@ from crawler.request_meta import (
 )
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
-from crawler.stores.redis_shards import REDIS_SEEN_STORES, RedisSeenStore
+from crawler.stores.redis_shards import (
+    REDIS_SEEN_STORES,
+    RedisSeenStore,
+    redis_store_whereabouts,
+)
 from crawler.urls import UrlCanonicalizer
 
 if TYPE_CHECKING:
@@ -300,11 +304,12 @@ class URLDupeFilter(BaseDupeFilter):
         if isinstance(self.seen, REDIS_SEEN_STORES):
             self.seen.open(url_signature(self.canonicalize.rules, self.seen))
             logger.info(
-                "URL dedup shares its seen store in Redis at %(url)s, key %(key)s: "
+                "URL dedup shares its seen store in Redis at %(url)s, key %(key)s%(where)s: "
                 "%(entries)d URLs seen by all workers",
                 {
                     "url": redact(self.seen.connection.url),
                     "key": self.seen.base,
+                    "where": redis_store_whereabouts(self.seen),
                     "entries": len(self.seen),
                 },
             )

@@ -301,6 +301,14 @@ class RedisConnection:
             self._down_error = f"it {outcome}"
         return RedisUnavailable(f"Redis at {redact(self.url)} {outcome}")
 
+    def node_of(self, key: str) -> str | None:
+        """The ``host:port`` of the cluster primary that serves *key* (from the client's
+        slot map, no call), or ``None`` off a cluster."""
+        if not self.cluster:
+            return None
+        node = self.client.get_node_from_key(key)  # type: ignore[attr-defined]
+        return f"{node.host}:{node.port}"
+
     def execute_packed(self, packed: bytes) -> Any:
         """Send one command already encoded in RESP and return its reply.
 

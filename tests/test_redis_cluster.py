@@ -4,6 +4,7 @@ in one hash slot, so scripts and BITFIELD calls are routed to one node."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from crawler.index.redis import RedisContentIndex
 from crawler.neardup import NearDuplicateDetector
 from crawler.redis_access import RedisConnection, RedisSignatureMismatch, RedisUnavailable
 from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+from crawler.stores.redis_shards import redis_store_whereabouts
 from tests.test_distributed import run_workers
 
 if TYPE_CHECKING:
@@ -152,7 +154,7 @@ def primary_of_each_key(nodes: list[RedisServerProcess]) -> dict[bytes, int]:
 
 
 @pytest.mark.parametrize("backend", ["redis", "redis-bloom"])
-def test_a_seen_store_spreads_evenly_over_the_primaries(redis_cluster_nodes, backend):
+def test_a_seen_store_spreads_evenly_over_the_primaries(redis_cluster_nodes, backend, caplog):
     crawler = get_crawler(
         NamedSpider,
         {
@@ -164,7 +166,10 @@ def test_a_seen_store_spreads_evenly_over_the_primaries(redis_cluster_nodes, bac
     )
     crawler.spider = crawler._create_spider()
     dupefilter = build_from_crawler(URLDupeFilter, crawler)
-    dupefilter.open()
+    with caplog.at_level(logging.INFO, logger="crawler.dupefilters"):
+        dupefilter.open()
+    primaries = ", ".join(sorted(f"127.0.0.1:{node.port}" for node in redis_cluster_nodes))
+    assert f"key named:dupefilter (12 shards on 3 primaries: {primaries})" in caplog.text
     for number in range(3000):
         assert not dupefilter.request_seen(Request(f"http://a.test/page/{number}"))
     assert dupefilter.request_seen(Request("http://a.test/page/7?utm_source=x"))
@@ -193,3 +198,10 @@ def test_three_workers_on_a_sharded_store_download_each_resource_once(
     assert set(hits["by_resource"].values()) == {1}
     held = primary_of_each_key(redis_cluster_nodes)
     assert len({held[key] for key in held if b"site:dupefilter#" in key}) == 3
+
+
+def test_a_store_of_one_shard_names_the_primary_that_holds_it(redis_cluster_nodes):
+    connection = cluster_connection(redis_cluster_nodes[0].url)
+    store = RedisSetSeenStore(connection, "named:dupefilter")
+    node = connection.client.get_node_from_key("named:dupefilter")
+    assert redis_store_whereabouts(store) == f" (on 127.0.0.1:{node.port})"

@@ -18,6 +18,7 @@ from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
 from crawler.stores.redis_shards import (
     CLUSTER_SLOTS,
     ShardedRedisSeenStore,
+    redis_store_whereabouts,
     shard_bases,
     shard_capacity,
 )
@@ -98,6 +99,8 @@ def test_each_key_new_once_across_workers_and_spread_over_the_shards(redis_serve
     assert len(other) == 1000
     stats = other.stats()
     assert stats["entries"] == 1000 and stats["redis_shards"] == 4
+    assert redis_store_whereabouts(other) == " (4 shards)"
+    assert redis_store_whereabouts(other.shards[0]) == ""  # one server: nothing to add
     assert other.params()["DEDUP_REDIS_SHARDS"] == 4
     if kind == "bloom":
         assert other.params()["capacity"] == 20_000

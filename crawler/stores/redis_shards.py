@@ -97,6 +97,11 @@ class ShardedRedisSeenStore:
         self.key_setting = key_setting
         self.signature_key = f"{hash_tag(base)}:signature"
 
+    def primaries(self) -> list[str]:
+        """The cluster primaries holding the shards (``host:port``), or ``[]`` off a cluster."""
+        nodes = {self.connection.node_of(shard.signature_key) for shard in self.shards}
+        return sorted(node for node in nodes if node is not None)
+
     def shard_of(self, key: bytes) -> RedisSetSeenStore | RedisBloomSeenStore:
         """The shard that holds *key* (a hash independent of the Bloom bit positions)."""
         digest = hashlib.blake2b(key, digest_size=8, person=b"dedup-shard").digest()
@@ -173,6 +178,19 @@ class ShardedRedisSeenStore:
 def shard_capacity(capacity: int, count: int) -> int:
     """The capacity of each of *count* Bloom shards of a store for *capacity* keys."""
     return math.ceil(capacity / count)
+
+
+def redis_store_whereabouts(store: RedisSeenStore) -> str:
+    """Where a shared store's keys live, for its log line: ``""`` on one server,
+    `` (on 127.0.0.1:7001)`` or `` (12 shards on 3 primaries: ...)`` on a cluster."""
+    if isinstance(store, ShardedRedisSeenStore):
+        primaries = store.primaries()
+        count = len(store.shards)
+        if not primaries:
+            return f" ({count} shards)"
+        return f" ({count} shards on {len(primaries)} primaries: {', '.join(primaries)})"
+    node = store.connection.node_of(store.signature_key)
+    return f" (on {node})" if node else ""
 
 
 #: The shared seen stores, for ``isinstance``.
