@@ -42,7 +42,6 @@ import json
 import multiprocessing
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -54,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 from machine import machine_facts
+from redis_urlfilter import free_loopback_port
 from scrapy.settings import Settings
 
 from crawler.from_settings import redis_seen_store, url_signature
@@ -72,13 +72,6 @@ BACKENDS = ("redis", "redis-bloom")
 
 
 # Servers
-
-
-def free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @contextmanager
