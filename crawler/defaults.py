@@ -96,17 +96,17 @@ DEDUP_REDIS_FAULT_BUDGET = 2.0
 #: Redis key of the shared item-key store (``DEDUP_ITEM_KEY_FIELDS``).
 DEDUP_REDIS_ITEM_KEY = "%(spider)s:items"
 
-#: Shards of each shared seen store (seen URLs, item keys), each under its own hash
-#: tag so that a Redis Cluster spreads them over its primaries; ``None`` means 1
-#: (scrapy-redis's layout) on one server, 12 with ``DEDUP_REDIS_CLUSTER``.
-DEDUP_REDIS_SHARDS: int | None = None
-
 #: Redis key of the shared seen-URL store (scrapy-redis's layout).
 DEDUP_REDIS_KEY = "%(spider)s:dupefilter"
 
 #: When Redis stays away after the retries: ``stop`` (close the spider, crawl
 #: nothing unrecorded) or ``allow`` (let requests through, counted in stats).
 DEDUP_REDIS_ON_ERROR = "stop"
+
+#: Shards of each shared seen store (seen URLs, item keys), each under its own hash
+#: tag so that a Redis Cluster spreads them over its primaries; ``None`` means 1
+#: (scrapy-redis's layout) on one server, 12 with ``DEDUP_REDIS_CLUSTER``.
+DEDUP_REDIS_SHARDS: int | None = None
 
 #: Redis server of the shared backends; ``None`` means ``REDIS_URL``, else
 #: ``REDIS_HOST``/``REDIS_PORT``, else ``redis://127.0.0.1:6379``.
