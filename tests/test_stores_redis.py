@@ -370,3 +370,16 @@ def test_bitfield_command_encodes_as_redis_py_does(offsets):
     arguments = [part for offset in offsets for part in ("SET", "u1", offset, 1)]
     expected = b"".join(Connection().pack_command("BITFIELD", "{k}:bloom:0", *arguments))
     assert bitfield_set_command(b"{k}:bloom:0", offsets) == expected
+
+
+def test_bloom_count_reaches_other_workers_within_the_interval(redis_server, monkeypatch):
+    monkeypatch.setattr("crawler.stores.redis.COUNT_INTERVAL", 3600.0)
+    store = opened(bloom_store, redis_server.url)
+    other = opened(bloom_store, redis_server.url)
+    keys = request_keys(4)
+    for key in keys[:3]:
+        store.add(key)
+    assert len(other) == 0  # batched: neither a full batch nor the interval yet
+    monkeypatch.setattr("crawler.stores.redis.COUNT_INTERVAL", 0.0)
+    store.add(keys[3])  # the first add after the interval sends the count
+    assert len(other) == 4

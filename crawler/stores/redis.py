@@ -14,6 +14,7 @@ never deletes shared data; ``clear()`` does, and only when asked.
 from __future__ import annotations
 
 import math
+import time
 from typing import TYPE_CHECKING, Any
 
 from crawler.stores.bloom import HASHING, TIGHTENING, double_hashing
@@ -27,8 +28,10 @@ if TYPE_CHECKING:
 #: Bits in one Redis string of a Bloom filter; a string holds at most 2**32.
 DEFAULT_SHARD_BITS = 2**31
 
-#: New keys a worker adds to a Bloom filter's shared entry count at once.
+#: New keys a worker adds to a Bloom filter's shared entry count at once, or
+#: after :data:`COUNT_INTERVAL` seconds, whichever comes first.
 COUNT_BATCH = 1000
+COUNT_INTERVAL = 1.0
 
 #: KEYS: shards. ARGV: the size in bits of each. Creates a missing shard at
 #: its full size at once (a bitmap grown bit by bit over-allocates).
@@ -289,9 +292,10 @@ class RedisBloomSeenStore:
       one Redis Cluster slot (a key touching several shards sets them in one
       ``MULTI``/``EXEC``);
     * the entry count at ``{base}:count`` is for stats: each worker adds its
-      new keys to it in batches of :data:`COUNT_BATCH` and when asked for
-      :meth:`stats`, so it lags behind by less than a batch a worker, and a
-      killed worker's last batch is not counted;
+      new keys to it in batches of :data:`COUNT_BATCH`, at least once a second
+      (:data:`COUNT_INTERVAL`) while it adds keys, and when asked for :meth:`stats`,
+      so it lags behind by less than a batch or a second a worker, and a killed
+      worker's last batch is not counted;
     * with *generations* (``DEDUP_URL_TTL``), one such filter per time slice
       (``{base}:bloom:<shard>:gen:<n>``, ``{base}:count:gen:<n>``), each for
       *capacity* keys and expiring on its own; ``add`` is then one Lua call
@@ -347,6 +351,7 @@ class RedisBloomSeenStore:
         self._shard_names = [name.encode() for name in self.shard_keys]
         self._positions = double_hashing(self.num_slices, self.bits_per_slice)
         self._uncounted = 0
+        self._counted_at = time.monotonic()
 
     def _keys_of(self, generation: int) -> list[str]:
         suffix = f":gen:{generation}"
@@ -393,7 +398,7 @@ class RedisBloomSeenStore:
         if not self._set_bits(offsets):
             return False
         self._uncounted += 1
-        if self._uncounted >= COUNT_BATCH:
+        if self._uncounted >= COUNT_BATCH or time.monotonic() - self._counted_at >= COUNT_INTERVAL:
             self._flush_count()
         return True
 
@@ -431,6 +436,7 @@ class RedisBloomSeenStore:
             client = self.connection.client
             self.connection.call(client.incrby, self.count_key, self._uncounted)
             self._uncounted = 0
+        self._counted_at = time.monotonic()
 
     def __contains__(self, key: bytes) -> bool:
         script = self.connection.script(_BLOOM_CONTAINS)
