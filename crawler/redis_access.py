@@ -220,7 +220,8 @@ class RedisConnection:
                 from redis.retry import Retry
 
                 # a cluster client routes each command (and script) by its keys'
-                # slot; every store keeps its keys in one slot (one hash tag). It does
+                # slot; each store (each shard of a seen store) keeps its keys in one
+                # slot (one hash tag). It does
                 # not retry by itself (by default it does, with sleeps: a cluster down
                 # blocked the reactor 12.6 s a call, 2.4 s now); call() retries
                 params = {"retry": Retry(NoBackoff(), 0), **self.params}

@@ -1,5 +1,6 @@
-"""The shared stores on a real Redis Cluster (three primaries): every store keeps its keys
-in one hash slot, so scripts and BITFIELD calls are routed to one node."""
+"""The shared stores on a real Redis Cluster (three primaries): each store, or each shard of
+a seen store, keeps its keys in one hash slot, so scripts and BITFIELD calls are routed to
+one node; a sharded seen store spreads over the primaries."""
 
 from __future__ import annotations
 
