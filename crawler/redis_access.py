@@ -221,9 +221,9 @@ class RedisConnection:
 
                 # a cluster client routes each command (and script) by its keys'
                 # slot; each store (each shard of a seen store) keeps its keys in one
-                # slot (one hash tag). It does
-                # not retry by itself (by default it does, with sleeps: a cluster down
-                # blocked the reactor 12.6 s a call, 2.4 s now); call() retries
+                # slot (one hash tag). It does not retry by itself (by default it does,
+                # with sleeps: a cluster down blocked the reactor 12.6 s a call, 2.4 s
+                # now); call() retries
                 params = {"retry": Retry(NoBackoff(), 0), **self.params}
                 cluster_client: Any = RedisCluster.from_url(self.url, **params)
                 client = cluster_client
