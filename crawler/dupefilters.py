@@ -475,6 +475,15 @@ class URLDupeFilter(BaseDupeFilter):
         let_through = self._let_through_without_redis(request, error)
         if let_through:
             self._let_through_unchecked.add(key)
+        elif self.frontier is not None:
+            # The add that failed may have recorded the key before the server went away
+            # (the server applied it, its reply was lost): found again through its
+            # parent after a restart, the request would meet its key as seen and never
+            # be crawled. Journaled as scheduled, the restart resumes it past the check.
+            try:
+                self._record_scheduled(key, request)
+            except OSError as exc:
+                self._state_unwritable(exc)
         return not let_through
 
     def _let_through_without_redis(self, request: Request, error: RedisUnavailable | None) -> bool:

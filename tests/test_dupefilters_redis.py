@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import pickle
 
 import pytest
 import redis
@@ -239,3 +240,31 @@ def test_while_redis_is_away_allow_lets_each_url_through_once(redis_server):
     stats = dupefilter.crawler.stats
     assert stats.get_value("dedup/redis/allowed_unchecked") == 2
     assert stats.get_value("dedup/redis/filtered_locally") == 1
+
+
+def test_a_request_held_back_when_its_add_may_have_landed_is_resumed(redis_server, tmp_path):
+    """The server applies an SADD and dies before its reply (a SIGKILL mid-crawl): under
+    "stop" the request is held back, and its key is in Redis. The restart must crawl it
+    from the journal; found again through its parent, it would meet its key as seen."""
+    jobdir = str(tmp_path / "job")
+    dupefilter = worker(redis_server, "redis", JOBDIR=jobdir, DEDUP_REDIS_ON_ERROR="stop")
+    dupefilter.open()
+    connection = dupefilter.seen.connection
+    connection.retries = 0
+    real_sadd = connection.client.sadd
+
+    def sadd_then_server_gone(*args):
+        real_sadd(*args)
+        raise redis.ConnectionError("Connection closed by server.")
+
+    connection.client.sadd = sadd_then_server_gone
+    assert dupefilter.request_seen(Request("http://a.test/held"))  # held back: not crawled
+    assert dupefilter.stats.get_value("dedup/redis/stopped_unchecked") == 1
+    dupefilter.close("dedup_redis_unavailable")
+
+    restarted = worker(redis_server, "redis", JOBDIR=jobdir)
+    restarted.open()
+    resumed = [pickle.loads(serialized)["url"] for serialized in restarted._pending_requests]
+    assert resumed == ["http://a.test/held"]
+    assert restarted.request_seen(Request("http://a.test/held"))  # its key is in Redis
+    restarted.close("finished")
