@@ -46,6 +46,11 @@ __all__ = [
     "FINGERPRINT_BITS",
     "FINGERPRINT_VERSION",
     "MINHASH_BYTES",
+    "NUMBERS_COUNTERS",
+    "NUMBERS_COUNTER_BITS",
+    "NUMBERS_COUNT_BITS",
+    "NUMBERS_OTHER_BITS",
+    "NUMBERS_SUM_BITS",
     "WORD_NGRAMS",
     "content_hash",
     "describe",
@@ -69,7 +74,7 @@ __all__ = [
 
 #: Incremented whenever a change to normalization, features, weights or hashing can change
 #: the fingerprint or the content hash of some text.
-FINGERPRINT_VERSION = 3
+FINGERPRINT_VERSION = 4
 
 #: Size of a SimHash fingerprint, in bits.
 FINGERPRINT_BITS = 64
@@ -667,39 +672,47 @@ _NUMBER_TOKEN = re.compile(
     rf"(?: ?({_UNITS})(?![\da-z])|({_CHINESE_UNITS}))?"
 )
 _NUMBERS_SEED = 0x4E55
-_HALF_BITS = 32
-_HALVES = ((1 << _HALF_BITS) - 1, ((1 << _HALF_BITS) - 1) << _HALF_BITS)
+#: Layout of :func:`numbers_signature`. The low bits: a set of the other numbers.
+NUMBERS_OTHER_BITS = 32
+#: Above them, the naming numbers: from the high bits, counters of a few bits each, how
+#: many numbers (modulo ``2**NUMBERS_COUNT_BITS``), the sum of their hashes (modulo
+#: ``2**NUMBERS_SUM_BITS``).
+NUMBERS_COUNTERS = 12
+NUMBERS_COUNTER_BITS = 2
+NUMBERS_COUNT_BITS = 6
+NUMBERS_SUM_BITS = 2
+_OTHERS = (1 << NUMBERS_OTHER_BITS) - 1
+_COUNTERS_AT = NUMBERS_COUNT_BITS + NUMBERS_SUM_BITS
 
 
 def numbers_signature(normalized: str) -> int:
-    """Return a 64-bit set of the numbers that identify things in a normalized text.
+    """Return a 64-bit signature of the numbers that identify things in a normalized text.
 
     - Each run of ASCII letters and digits that holds a digit (``500``, ``1tb``,
-      ``wd5000azlx``), with the numbers right after it (``1 9 3``: version 1.9.3), sets
-      one bit, chosen by its XXH64; the masked ``"0"`` of dates, times and counters sets
-      none.
-    - The high 32 bits hold the numbers that name a thing: a run with letters (``1tb``,
-      ``wd5000azlx``), a number before a unit (``500 gb``, ``15 6 inch``, ``18米``) or
-      after a label (``sku 12345``, ``version 3``, ``货号 12``), each hashed with its unit
-      or label: ``4 inch`` and ``12 inch`` differ even when the page names a 12
-      elsewhere. The low 32 bits hold the others (``chapter 12``, ``top 10``). A page
-      full of figures fills its low half, not the half where a changed size or SKU must
-      show.
-    - Two texts whose signatures each have a bit the other lacks, in one half, name
-      different numbers (:func:`numbers_conflict`): a 500 GB and a 1000 GB page of one
-      product, two SKUs, two versions. A copy that only adds or drops numbers (a
-      printed-on line, a dropped paragraph) has no such conflict.
-    - Many numbers fill a half: the check then finds fewer conflicts, never more.
+      ``wd5000azlx``), with the numbers right after it (``1 9 3``: version 1.9.3), is one
+      number, hashed with XXH64; the masked ``"0"`` of dates, times and counters is none.
+    - The numbers that name a thing are a run with letters (``1tb``, ``wd5000azlx``), a
+      number before a unit (``500 gb``, ``15 6 inch``, ``18米``) or after a label
+      (``sku 12345``, ``version 3``, ``货号 12``), each hashed with its unit or label:
+      ``4 inch`` and ``12 inch`` differ even when the page names a 12 elsewhere. The high
+      32 bits count them, each occurrence once: their hashes spread them over 12
+      counters of 2 bits, then come how many there are (modulo 64) and the sum of their
+      hashes (modulo 4).
+    - The other numbers (``chapter 12``, ``top 10``) set one bit each in the low 32 bits.
+      A page full of figures fills that set, not the naming numbers' counters.
+
+    See :func:`numbers_conflict` for what two signatures tell.
 
     >>> numbers_signature("posted 0") == 0
     True
     >>> numbers_signature("capacity 500 gb") >> 32 != 0, numbers_signature("top 10") >> 32
     (True, 0)
     """
-    signature = 0
+    others = count = digest_sum = 0
+    counters = [0] * NUMBERS_COUNTERS
     for match in _NUMBER_TOKEN.finditer(normalized):
         token, unit, chinese_unit = match.groups()
-        half = _HALF_BITS
+        naming = True
         if unit or chinese_unit:
             token += unit or chinese_unit
         elif token == "0":
@@ -707,10 +720,20 @@ def numbers_signature(normalized: str) -> int:
         elif label := _label_before(normalized, match.start()):
             token = label + token
         elif token.replace(" ", "").isdigit():
-            half = 0
+            naming = False
         digest = xxhash.xxh64_intdigest(token.encode(), _NUMBERS_SEED)
-        signature |= 1 << (digest % _HALF_BITS + half)
-    return signature
+        if naming:
+            counters[digest % NUMBERS_COUNTERS] += 1
+            count += 1
+            digest_sum += digest >> 32
+        else:
+            others |= 1 << (digest % NUMBERS_OTHER_BITS)
+    naming = 0
+    for counter in reversed(counters):
+        naming = naming << NUMBERS_COUNTER_BITS | counter % (1 << NUMBERS_COUNTER_BITS)
+    naming = naming << NUMBERS_COUNT_BITS | count % (1 << NUMBERS_COUNT_BITS)
+    naming = naming << NUMBERS_SUM_BITS | digest_sum % (1 << NUMBERS_SUM_BITS)
+    return naming << NUMBERS_OTHER_BITS | others
 
 
 _TRAILING_LATIN = re.compile(r"[a-z]*$")
@@ -733,17 +756,49 @@ def _label_before(normalized: str, start: int) -> str:
 
 
 def numbers_conflict(first: int, second: int) -> bool:
-    """Whether two :func:`numbers_signature` values each name a number the other lacks,
-    in the same half (identifying numbers, or the others).
+    """Whether two :func:`numbers_signature` values name different numbers: neither text
+    names only numbers that the other names too, as often or more.
+
+    - A copy that adds numbers (a printed-on line) or drops some (a paragraph) names a
+      part of the other's numbers: no conflict, however many the page holds.
+    - A product page and its sibling of another size or SKU each name a number the
+      other lacks: a conflict, even when the page names 87 sizes or names the new size
+      elsewhere too. So do two versions of release notes (``1 4 3`` and ``1 3 5``),
+      among the other numbers' bits.
+    - The naming numbers are compared as counts. The text that names more of them (up
+      to 31 more) must hold the other's: each of its counters minus the other's
+      (modulo 4), added up, is no more than how many more numbers it names, while one
+      counter that went down makes that sum 4 larger. Equal counts with different hash
+      sums conflict too, which a number changed within one counter shows. The other
+      numbers conflict when each set has a bit that the other lacks.
+    - Missed: a number changed in a counter where the other text also has a number
+      more. Read the wrong way round: a copy that adds 32 naming numbers or more (taken
+      for another page, so kept).
 
     >>> a, b = numbers_signature("capacity 500 gb"), numbers_signature("capacity 1000 gb")
-    >>> numbers_conflict(a, b), numbers_conflict(a, a | b), numbers_conflict(a, 0)
-    (True, False, False)
+    >>> numbers_conflict(a, b), numbers_conflict(a, numbers_signature("capacity 500 gb 1 tb"))
+    (True, False)
     >>> numbers_conflict(numbers_signature("top 10 500 gb"), numbers_signature("top 20 500 gb"))
     True
     """
-    first_only, second_only = first & ~second, second & ~first
-    return any(first_only & half and second_only & half for half in _HALVES)
+    first_only, second_only = first & ~second & _OTHERS, second & ~first & _OTHERS
+    if first_only and second_only:
+        return True
+    first, second = first >> NUMBERS_OTHER_BITS, second >> NUMBERS_OTHER_BITS
+    if first == second:
+        return False
+    count_mask, sum_mask = (1 << NUMBERS_COUNT_BITS) - 1, (1 << NUMBERS_SUM_BITS) - 1
+    more = ((second >> NUMBERS_SUM_BITS) - (first >> NUMBERS_SUM_BITS)) & count_mask
+    if more == 0 and (first ^ second) & sum_mask:
+        return True
+    if more > count_mask // 2:  # *first* names more: it must hold *second*'s numbers
+        first, second, more = second, first, -more & count_mask
+    counter_mask = (1 << NUMBERS_COUNTER_BITS) - 1
+    rises = 0
+    for bucket in range(NUMBERS_COUNTERS):
+        shift = _COUNTERS_AT + NUMBERS_COUNTER_BITS * bucket
+        rises += ((second >> shift) - (first >> shift)) & counter_mask
+    return rises > more
 
 
 #: Steps of :func:`page_size_class` per doubling of the page's text: 9% apart.
@@ -861,6 +916,9 @@ def describe() -> dict[str, Any]:
         "numbers": "mask-dates-times-years-counters-keep-others-years-before-units-kept",
         "no_space_scripts": "spaces-deleted",
         "minhash": f"one-permutation-xxh64-seed{_MINHASH_SEED}-{MINHASH_BYTES}x8bit",
-        "numbers_signature": f"xxh64-seed{_NUMBERS_SEED}-runs-32bit-identifying-32bit-others",
+        "numbers_signature": (
+            f"xxh64-seed{_NUMBERS_SEED}-runs-naming-{NUMBERS_COUNTERS}x{NUMBERS_COUNTER_BITS}bit"
+            f"-count{NUMBERS_COUNT_BITS}-sum{NUMBERS_SUM_BITS}-others-{NUMBERS_OTHER_BITS}bit-set"
+        ),
         "page_size": f"chars-log2x{PAGE_SIZE_STEPS}",
     }

@@ -7,10 +7,12 @@ import random
 import threading
 
 import pytest
+import redis
 
+from crawler.fingerprints import numbers_conflict, numbers_signature
 from crawler.index import SharedMatch
 from crawler.index.memory import DocumentTable, MemoryFingerprintIndex
-from crawler.index.redis import RedisContentIndex
+from crawler.index.redis import _DISTANCE, RedisContentIndex
 from crawler.neardup import NearDuplicateDetector
 from crawler.redis_access import RedisConnection, RedisSignatureMismatch
 from tests.test_neardup import numbers_cases, page_size_cases
@@ -235,3 +237,22 @@ def test_documents_are_numbers_in_compact_encodings(redis_server):
         found = index.check_and_add("again", fingerprint, content_hash, None, add=False)
         assert found is not None
         assert (found.key, found.fingerprint, found.stage) == (key, fingerprint, "exact")
+
+
+def test_the_numbers_check_in_lua_agrees_with_python(redis_server):
+    # every pair of signatures gets the same answer on the server as in the process:
+    # texts that share numbers, copies with some left out or added, substituted sizes
+    rng = random.Random(3)
+    script = _DISTANCE + "\nreturn numbers_differ(ARGV[1], ARGV[2]) and 1 or 0"
+    pairs = []
+    for _ in range(400):
+        tokens = [rng.choice(["{} gb", "sku {}", "top {}", "{}"]).format(rng.randint(1, 60))]
+        tokens += [rng.choice(tokens) for _ in range(rng.randint(0, 80))]
+        other = [token for token in tokens if rng.random() > 0.1]
+        other += [f"{rng.randint(1, 60)} gb" for _ in range(rng.choice([0, 0, 1, 3, 40]))]
+        pairs.append((numbers_signature(" ".join(tokens)), numbers_signature(" ".join(other))))
+    with redis.Redis.from_url(redis_server.url) as client:
+        for first, second in pairs:
+            records = [bytes(72) + n.to_bytes(8, "big") + bytes(1) for n in (first, second)]
+            assert client.eval(script, 0, *records) == numbers_conflict(first, second)
+    assert {numbers_conflict(*pair) for pair in pairs} == {True, False}

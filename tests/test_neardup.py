@@ -898,6 +898,14 @@ def numbers_cases(detector: NearDuplicateDetector) -> None:
     assert detector.check_and_add("guide", f"{words} See chapter 12.") is None
     mirror = detector.check("guide-mirror", f"{words} See the chapter. Ref A7.")
     assert mirror.match is not None and mirror.match.key == "guide"
+    # the new voltage is named elsewhere on the page too: only how often each is named
+    # tells the two sockets apart
+    spec = " ".join(f"{word(rng)} {word(rng)}" for _ in range(300))
+    assert detector.check_and_add("socket-120", f"{spec} 120 V, 120 V input, 240 V.") is None
+    other = detector.check("socket-240", f"{spec} 240 V, 120 V input, 240 V.")
+    assert other.match is None
+    assert other.rejected is not None and other.rejected.key == "socket-120"
+    assert other.rejected.numbers_differ
 
 
 def test_product_pages_that_differ_by_a_size_are_both_kept():

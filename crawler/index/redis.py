@@ -17,7 +17,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from crawler.fingerprints import PAGE_SIZE_RATIO, PAGE_SIZE_STEPS
+from crawler.fingerprints import (
+    NUMBERS_COUNT_BITS,
+    NUMBERS_COUNTER_BITS,
+    NUMBERS_COUNTERS,
+    NUMBERS_OTHER_BITS,
+    NUMBERS_SUM_BITS,
+    PAGE_SIZE_RATIO,
+    PAGE_SIZE_STEPS,
+)
 from crawler.index import (
     BAND_BITS,
     BAND_COUNT,
@@ -32,6 +40,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from crawler.redis_access import RedisConnection
+
+#: The first byte of a record's numbers signature that holds the other numbers' set
+#: (Lua counts from 1; the signature takes bytes 73 to 80).
+_OTHERS_FIRST_BYTE = 81 - NUMBERS_OTHER_BITS // 8
 
 #: A Lua table of the number of set bits in each byte value.
 _POPCOUNT_TABLE = "{" + ",".join(str(bin(value).count("1")) for value in range(256)) + "}"
@@ -62,17 +74,46 @@ local function similarity(a, b)
   if j > 1 then return 1 end
   return j
 end
-local function half_differs(a, b, first)
+local COUNTERS, COUNTER_BITS = """
+    + f"{NUMBERS_COUNTERS}, {NUMBERS_COUNTER_BITS}"
+    + """
+local COUNT_BITS, SUM_BITS = """
+    + f"{NUMBERS_COUNT_BITS}, {NUMBERS_SUM_BITS}"
+    + """
+local function big_endian(s, first, last)
+  local n = 0
+  for i = first, last do n = n * 256 + string.byte(s, i) end
+  return n
+end
+local function field(n, at, bits)
+  return math.floor(n / 2 ^ at) % 2 ^ bits
+end
+local function numbers_differ(a, b)
   local a_only, b_only = false, false
-  for i = first, first + 3 do
+  for i = """
+    + str(_OTHERS_FIRST_BYTE)
+    + """, 80 do
     local x, y = string.byte(a, i), string.byte(b, i)
     if bit.band(x, bit.bnot(y)) ~= 0 then a_only = true end
     if bit.band(y, bit.bnot(x)) ~= 0 then b_only = true end
   end
-  return a_only and b_only
-end
-local function numbers_differ(a, b)
-  return half_differs(a, b, 73) or half_differs(a, b, 77)
+  if a_only and b_only then return true end
+  local x = big_endian(a, 73, """
+    + str(_OTHERS_FIRST_BYTE - 1)
+    + """)
+  local y = big_endian(b, 73, """
+    + str(_OTHERS_FIRST_BYTE - 1)
+    + """)
+  if x == y then return false end
+  local more = (field(y, SUM_BITS, COUNT_BITS) - field(x, SUM_BITS, COUNT_BITS)) % 2 ^ COUNT_BITS
+  if more == 0 and field(x, 0, SUM_BITS) ~= field(y, 0, SUM_BITS) then return true end
+  if more >= 2 ^ (COUNT_BITS - 1) then x, y, more = y, x, (-more) % 2 ^ COUNT_BITS end
+  local rises = 0
+  for k = 0, COUNTERS - 1 do
+    local at = COUNT_BITS + SUM_BITS + COUNTER_BITS * k
+    rises = rises + (field(y, at, COUNTER_BITS) - field(x, at, COUNTER_BITS)) % 2 ^ COUNTER_BITS
+  end
+  return rises > more
 end
 local function page_sizes_differ(a, b, text_chars)
   local x, y = string.byte(a, 81), string.byte(b, 81)
