@@ -728,12 +728,12 @@ def numbers_signature(normalized: str) -> int:
             digest_sum += digest >> 32
         else:
             others |= 1 << (digest % NUMBERS_OTHER_BITS)
-    naming = 0
+    high = 0
     for counter in reversed(counters):
-        naming = naming << NUMBERS_COUNTER_BITS | counter % (1 << NUMBERS_COUNTER_BITS)
-    naming = naming << NUMBERS_COUNT_BITS | count % (1 << NUMBERS_COUNT_BITS)
-    naming = naming << NUMBERS_SUM_BITS | digest_sum % (1 << NUMBERS_SUM_BITS)
-    return naming << NUMBERS_OTHER_BITS | others
+        high = high << NUMBERS_COUNTER_BITS | counter % (1 << NUMBERS_COUNTER_BITS)
+    high = high << NUMBERS_COUNT_BITS | count % (1 << NUMBERS_COUNT_BITS)
+    high = high << NUMBERS_SUM_BITS | digest_sum % (1 << NUMBERS_SUM_BITS)
+    return high << NUMBERS_OTHER_BITS | others
 
 
 _TRAILING_LATIN = re.compile(r"[a-z]*$")
