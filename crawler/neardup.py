@@ -16,8 +16,8 @@ commands. For each text it:
    bits), because one added line or a dropped paragraph moves a SimHash 4 to 10 bits;
 5. accepts a candidate of either stage, distance 0 included, only when the texts' MinHash
    signatures agree (:func:`crawler.fingerprints.estimated_jaccard` at least
-   ``min_similarity`` in the first stage, and half-way from it to 1 in the second, whose
-   fingerprints already disagree: 0.75 by default): two different pages can share a
+   ``min_similarity`` in the first stage, and two fifths of the way from it to 1 in the
+   second, whose fingerprints already disagree: 0.7 by default): two different pages can share a
    fingerprint (index pages made of one repeated phrase, long articles on one topic), they
    hardly share half of their word pairs; and only when neither names a number the other lacks
    (:func:`crawler.fingerprints.numbers_conflict`: two product pages of one template,
@@ -26,9 +26,12 @@ commands. For each text it:
    (:func:`crawler.fingerprints.page_sizes_differ`: an index page of every letter whose
    extraction kept one letter's section). A candidate it rejects is reported
    (:attr:`Decision.rejected`) and the text is kept as new;
-6. keeps the document when it matched nothing. A duplicate is **not** kept: the earlier
-   document stays the one later copies are compared with, so a chain of small edits
-   cannot drift away from it one step at a time.
+6. keeps the document when it matched nothing. A near duplicate is not kept as a
+   document: its fingerprint and content hash are indexed as one more way to find the
+   document it copies, with that document's key and signatures (MinHash, numbers, page
+   size). A later copy nearer this copy than the original (an ad block added to the
+   page that lost a paragraph) is then found, and verified against the document kept:
+   a chain of small edits cannot drift away from it one step at a time.
 
 A text whose match is the document of its own key is a *re-fetch*, not a copy: it is not
 reported as a duplicate and not kept twice.
@@ -50,7 +53,7 @@ import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from crawler import fingerprints
 from crawler.index import MAX_QUERY_DISTANCE, band_layout
@@ -241,6 +244,14 @@ def _check_length_option(name: str, value: int) -> None:
         raise ValueError(f"{name} must be a number of characters, 0 or more, got {value!r}")
 
 
+class _Signatures(NamedTuple):
+    """What verifies a candidate: the signatures of a document kept."""
+
+    minhash: bytes
+    numbers: int
+    page_size: int
+
+
 class NearDuplicateDetector:
     """Tell whether a text duplicates one seen before, exactly or nearly.
 
@@ -324,6 +335,7 @@ class NearDuplicateDetector:
             MemoryContentHashTable(documents) if content_hashes is None else content_hashes
         )
         self._state: JournaledContentIndex | None = None
+        self._copies = 0
         self._lock = threading.Lock()
         self.shared_index = shared_index
         if shared_index is not None:
@@ -331,13 +343,13 @@ class NearDuplicateDetector:
 
     @property
     def second_stage_min_similarity(self) -> float:
-        """The similarity a second-stage candidate needs: half-way from ``min_similarity``
-        to 1, as its fingerprint is already farther than the threshold.
+        """The similarity a second-stage candidate needs: two fifths of the way from
+        ``min_similarity`` to 1, as its fingerprint is already farther than the threshold.
 
         >>> NearDuplicateDetector().second_stage_min_similarity
-        0.75
+        0.7
         """
-        return (1.0 + self.min_similarity) / 2
+        return round(self.min_similarity + (1.0 - self.min_similarity) * 2 / 5, 6)
 
     @property
     def signature(self) -> dict[str, Any]:
@@ -430,7 +442,19 @@ class NearDuplicateDetector:
             match, rejected = self._shared_match(key, text_fingerprint, threshold, add=add)
         else:
             with self._lock:
-                match, rejected = self._match(key, text_fingerprint, threshold)
+                match, rejected, kept = self._match(key, text_fingerprint, threshold)
+                if add and kept is not None and match is not None and match.key != key:
+                    # one more fingerprint of the kept document: see the module doc
+                    self._add(
+                        match.key,
+                        text_fingerprint.fingerprint,
+                        text_fingerprint.content_hash,
+                        near_indexed=True,
+                        minhash=kept.minhash,
+                        numbers=kept.numbers,
+                        page_size=kept.page_size,
+                        copy=True,
+                    )
                 if add and match is None:
                     self._add(
                         key,
@@ -502,23 +526,26 @@ class NearDuplicateDetector:
 
     def _match(
         self, key: str, text_fingerprint: TextFingerprint, threshold: int | None
-    ) -> tuple[Match | None, Match | None]:
-        """The verified match of a text, and else the nearest candidate rejected."""
+    ) -> tuple[Match | None, Match | None, _Signatures | None]:
+        """The verified match of a text, and else the nearest candidate rejected; for a
+        near match, the signatures of the document matched."""
         exact = self._exact_match(key, text_fingerprint)
         rejected_exact = None
         if exact is not None and exact.page_sizes_differ:
             exact, rejected_exact = None, exact
         if exact is not None or threshold is None:
-            return exact, rejected_exact
+            return exact, rejected_exact, None
         search = getattr(self.index, "search", None)
         if search is None:
             # an index without MinHash signatures: nothing can verify a near match
             found = self.index.nearest(text_fingerprint.fingerprint, threshold)
             if found is None:
-                return None, rejected_exact
+                return None, rejected_exact, None
             earlier_key, fingerprint, distance = found
-            return None, rejected_exact or Match(
-                earlier_key, distance, "near", fingerprint, "first", 0.0
+            return (
+                None,
+                rejected_exact or Match(earlier_key, distance, "near", fingerprint, "first", 0.0),
+                None,
             )
         radius = self.second_stage_for(text_fingerprint.normalized_length)
         if radius is None:
@@ -536,7 +563,7 @@ class NearDuplicateDetector:
         if first[0] is not None:
             return first
         if radius is None:
-            return None, rejected_exact or first[1]
+            return None, rejected_exact or first[1], None
         second = self._verified(
             text_fingerprint,
             [c for c in candidates if c[2] > threshold],
@@ -545,7 +572,7 @@ class NearDuplicateDetector:
         )
         if second[0] is not None:
             return second
-        return None, rejected_exact or first[1] or second[1]
+        return None, rejected_exact or first[1] or second[1], None
 
     def _verified(
         self,
@@ -553,9 +580,9 @@ class NearDuplicateDetector:
         candidates: list[tuple[str, int, int, bytes, int, int]],
         stage: Stage,
         min_similarity: float,
-    ) -> tuple[Match | None, Match | None]:
-        """The nearest candidate whose signatures agree with the text's, else the nearest
-        one rejected; at most :data:`MAX_VERIFIED_CANDIDATES` are checked."""
+    ) -> tuple[Match | None, Match | None, _Signatures | None]:
+        """The nearest candidate whose signatures agree with the text's, with them, else
+        the nearest one rejected; at most :data:`MAX_VERIFIED_CANDIDATES` are checked."""
         rejected: Match | None = None
         for key, fingerprint, distance, minhash, numbers, page_size in candidates[
             :MAX_VERIFIED_CANDIDATES
@@ -579,10 +606,10 @@ class NearDuplicateDetector:
                 and not candidate.numbers_differ
                 and not candidate.page_sizes_differ
             ):
-                return candidate, None
+                return candidate, None, _Signatures(minhash, numbers, page_size)
             if rejected is None:
                 rejected = candidate
-        return None, rejected
+        return None, rejected, None
 
     def _exact_match(self, key: str, text_fingerprint: TextFingerprint) -> Match | None:
         content_hash, fingerprint = text_fingerprint.content_hash, text_fingerprint.fingerprint
@@ -650,6 +677,7 @@ class NearDuplicateDetector:
         minhash: bytes | None,
         numbers: int = 0,
         page_size: int = 0,
+        copy: bool = False,
     ) -> None:
         if self._state is not None:
             self._state.add(
@@ -660,8 +688,10 @@ class NearDuplicateDetector:
                 minhash=minhash,
                 numbers=numbers,
                 page_size=page_size,
+                copy=copy,
             )
             return
+        self._copies += copy
         if isinstance(self.content_hashes, MemoryContentHashTable):
             self.content_hashes.add(content_hash, key, fingerprint, minhash, numbers, page_size)
         else:
@@ -673,7 +703,9 @@ class NearDuplicateDetector:
                 self.index.add(key, fingerprint)
 
     def __len__(self) -> int:
-        """The number of documents kept."""
+        """The number of documents kept (entries for their near copies left out)."""
         if self.shared_index is not None:
             return len(self.shared_index)
-        return len(self.content_hashes)
+        if self._state is not None:
+            return len(self._state)
+        return len(self.content_hashes) - self._copies

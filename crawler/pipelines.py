@@ -211,7 +211,8 @@ class NearDuplicatePipeline:
                 self.state_dir, snapshot_every=snapshot_every_from_settings(self.crawler.settings)
             )
             logger.info(
-                "Content dedup state in %(dir)s: %(count)d documents from earlier runs",
+                "Content dedup state in %(dir)s: %(count)d entries from earlier runs "
+                "(documents kept and their near copies)",
                 {"dir": self.state_dir, "count": len(self.detector)},
             )
         if self.workers > 0:

@@ -15,7 +15,7 @@ from crawler.index.memory import DocumentTable, MemoryFingerprintIndex
 from crawler.index.redis import _DISTANCE, RedisContentIndex
 from crawler.neardup import NearDuplicateDetector
 from crawler.redis_access import RedisConnection, RedisSignatureMismatch
-from tests.test_neardup import numbers_cases, page_size_cases
+from tests.test_neardup import copies_cases, numbers_cases, page_size_cases
 
 ARTICLE = " ".join(
     f"Paragraph {i} of a long article about harbour cranes, tides and the people of the "
@@ -47,11 +47,17 @@ def test_exact_near_and_new(redis_server):
         True, "a", base, 0, "exact", 1.0
     )
     near = flip(base, 1, 17, 40)
-    assert index.check_and_add("c", near, b"x" * 16, 3, minhash=SIGNATURE) == SharedMatch(
-        True, "a", base, 3, "first", 1.0
-    )
-    assert index.check_and_add("d", near, b"x" * 16, 2, minhash=SIGNATURE) is None  # 3 > 2
+    found = index.check_and_add("c", near, b"x" * 16, 3, minhash=SIGNATURE, add=False)
+    assert found == SharedMatch(True, "a", base, 3, "first", 1.0)
+    assert index.check_and_add("d", near, b"y" * 16, 2, minhash=SIGNATURE) is None  # 3 > 2
     assert len(index) == 2
+    # a near copy added is one more entry of the document it copies
+    copy = flip(base, 2, 18, 41)
+    assert index.check_and_add("e", copy, b"z" * 16, 3, minhash=SIGNATURE).key == "a"
+    assert (len(index), index.copies) == (2, 1)
+    assert index.check_and_add("f", copy, b"z" * 16, 3) == SharedMatch(
+        True, "a", copy, 0, "exact", 1.0
+    )
 
 
 def test_a_near_match_is_verified_by_the_signatures(redis_server):
@@ -121,6 +127,10 @@ def test_the_detector_decides_alike_on_redis_and_in_memory(redis_server):
 
 def test_the_page_size_check_holds_on_redis(redis_server):
     page_size_cases(NearDuplicateDetector(shared_index=index_on(redis_server, "sizes:content")))
+
+
+def test_a_copy_nearer_an_earlier_copy_than_the_page_is_found_on_redis(redis_server):
+    copies_cases(NearDuplicateDetector(shared_index=index_on(redis_server, "copies:content")))
 
 
 def test_the_numbers_check_holds_on_redis(redis_server):

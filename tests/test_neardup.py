@@ -4,6 +4,7 @@ import functools
 import gc
 import logging
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from crawler.fingerprints import (
     estimated_jaccard,
     hamming_distance,
     normalize_text,
+    numbers_signature,
     page_size_class,
     simhash,
 )
@@ -113,7 +115,7 @@ def test_exact_duplicate_matches_the_first_key_and_is_not_added():
     assert len(detector.index) == 1
 
 
-def test_near_duplicate_matches_and_is_not_added():
+def test_near_duplicate_matches_and_becomes_an_entry_of_the_original():
     detector = NearDuplicateDetector()
     words = distinct_text(3, words=600).split()
     original = " ".join(words)
@@ -129,8 +131,12 @@ def test_near_duplicate_matches_and_is_not_added():
         stage="first",
         similarity=ANY,
     )
-    assert len(detector) == 1
-    assert len(detector.index) == 1
+    # its text is one more way to find the original (an entry, not a document): the same
+    # text again is an exact copy of the original
+    assert (len(detector), len(detector.index)) == (1, 2)
+    again = detector.check_and_add("edited-again", edited)
+    assert again is not None and (again.key, again.kind) == ("original", "exact")
+    assert (len(detector), len(detector.index)) == (1, 2)
 
 
 def test_the_earlier_document_stays_the_representative():
@@ -540,6 +546,31 @@ def test_documents_persist_across_instances(tmp_path):
     restarted.close()
 
 
+@pytest.mark.parametrize("from_snapshot", [True, False])
+def test_entries_of_near_copies_persist(tmp_path, from_snapshot):
+    page = simhash(distinct_text(900, words=800))
+    copy, farther = flip(page, *range(6)), flip(page, *range(6), *range(16, 22))
+    minhash = bytes(range(1, 65))
+
+    def text(fingerprint: int) -> TextFingerprint:
+        return TextFingerprint(5_000, fingerprint, fingerprint.to_bytes(16), minhash)
+
+    state = tmp_path / "state"
+    detector = NearDuplicateDetector()
+    detector.open(state, snapshot_every=1 if from_snapshot else 1_000)
+    detector.check_fingerprinted("page", text(page))
+    assert detector.check_fingerprinted("copy", text(copy)).match.key == "page"
+    # read as a crawl killed now would leave it: the journal alone, or the snapshot
+    shutil.copytree(state, tmp_path / "left")
+    detector.close()
+    restarted = NearDuplicateDetector()
+    restarted.open(tmp_path / "left")
+    assert (len(restarted), restarted._state.copies) == (1, 1)
+    later = restarted.check_fingerprinted("later", text(farther), add=False).match
+    assert later is not None and (later.key, later.distance) == ("page", 6)
+    restarted.close()
+
+
 KILL_SCRIPT = """
 import os, signal, sys
 from crawler.neardup import NearDuplicateDetector
@@ -795,11 +826,11 @@ def test_the_second_stage_asks_for_more_similarity_than_the_first():
     earlier = " ".join(shared + distinct_text(301, words=150).split())
     later_text = " ".join(shared + distinct_text(302, words=150).split())
     detector = NearDuplicateDetector()
-    assert detector.second_stage_min_similarity == 0.75
+    assert detector.second_stage_min_similarity == 0.7
     detector.check_and_add("earlier", earlier)
     own = detector.fingerprint(later_text)
     similarity = estimated_jaccard(detector.fingerprint(earlier).minhash, own.minhash)
-    assert 0.5 <= similarity < 0.75
+    assert 0.5 <= similarity < 0.7
     for distance, stage in ((2, "first"), (6, "second")):
         moved = flip(simhash(earlier), *range(distance))
         decision = detector.check_fingerprinted(
@@ -815,7 +846,7 @@ def test_the_second_stage_asks_for_more_similarity_than_the_first():
             assert decision.rejected is not None
             assert (decision.rejected.stage, decision.rejected.distance) == ("second", 6)
     lenient = NearDuplicateDetector(min_similarity=0.0)
-    assert lenient.second_stage_min_similarity == 0.5
+    assert lenient.second_stage_min_similarity == 0.4
     lenient.check_and_add("earlier", earlier)
     moved = flip(simhash(earlier), *range(6))
     match = lenient.check_fingerprinted(
@@ -906,6 +937,49 @@ def numbers_cases(detector: NearDuplicateDetector) -> None:
     assert other.match is None
     assert other.rejected is not None and other.rejected.key == "socket-120"
     assert other.rejected.numbers_differ
+
+
+def copies_cases(detector: NearDuplicateDetector) -> None:
+    """Shared by the memory and Redis tests: a near copy is indexed as one more
+    fingerprint of the page it copies, so a copy two edits away from the page is found;
+    a candidate found that way is verified against the page's signatures, not the copy's."""
+    page_minhash = bytes(range(1, 65))
+    copy_minhash = bytes(range(101, 109)) + page_minhash[8:]  # J 0.87 with the page's
+    length, page = 5_000, simhash(distinct_text(900, words=800))
+
+    def text(fingerprint: int, minhash: bytes, numbers: int = 0) -> TextFingerprint:
+        return TextFingerprint(length, fingerprint, fingerprint.to_bytes(16), minhash, numbers)
+
+    inches = numbers_signature("a 4 inch screen")
+    assert detector.check_fingerprinted("page", text(page, page_minhash, inches)).match is None
+    copy = flip(page, *range(6))  # a paragraph dropped, and with it the size
+    found = detector.check_fingerprinted("copy", text(copy, copy_minhash)).match
+    assert found is not None and (found.key, found.stage, found.distance) == ("page", "second", 6)
+    # 12 bits from the page, 6 from its copy: found through the copy, named by the page
+    farther = flip(copy, *range(16, 22))
+    assert hamming_distance(farther, page) == 12 > DEFAULT_SECOND_STAGE_DISTANCE
+    later = detector.check_fingerprinted("later", text(farther, copy_minhash)).match
+    assert later is not None and (later.key, later.distance) == ("page", 6)
+    # near the copy, and sharing three quarters of its word pairs, but only five eighths
+    # of the page's: not a copy of the page
+    drifted = copy_minhash[:8] + bytes(range(201, 217)) + copy_minhash[24:]
+    assert estimated_jaccard(drifted, copy_minhash) >= detector.second_stage_min_similarity
+    assert estimated_jaccard(drifted, page_minhash) < detector.second_stage_min_similarity
+    decision = detector.check_fingerprinted(
+        "drifted", text(flip(copy, *range(32, 36)), drifted), add=False
+    )
+    assert decision.match is None
+    assert decision.rejected is not None and decision.rejected.key == "page"
+    # the page's sibling of another size matches the copy, which lacks the size: the
+    # page's numbers tell them apart
+    sibling = text(flip(copy, 50), copy_minhash, numbers_signature("an 8 inch screen"))
+    decision = detector.check_fingerprinted("sibling", sibling)
+    assert decision.match is None
+    assert decision.rejected is not None and decision.rejected.numbers_differ
+
+
+def test_a_copy_nearer_an_earlier_copy_than_the_page_is_found():
+    copies_cases(NearDuplicateDetector())
 
 
 def test_product_pages_that_differ_by_a_size_are_both_kept():

@@ -151,6 +151,7 @@ def _inspect_local(
             content_index = {
                 "backend": "memory",
                 "documents": len(index),
+                "near_copies": index.copies,
                 "files": {
                     "snapshot": _file_report(index.snapshot_path),
                     "journal": {
@@ -216,6 +217,7 @@ def _inspect_redis_content(settings: BaseSettings, spider_name: str) -> dict[str
         "redis_url": redact(index.connection.url),
         "key": index.base,
         "documents": documents,
+        "near_copies": index.copies,
     }
 
 
@@ -280,7 +282,10 @@ def describe(report: dict[str, Any]) -> str:
         lines.append("Content index: none found")
     else:
         lines.append(f"Content index: {content_index['backend']}")
-        figures = {"documents": content_index["documents"]}
+        figures = {
+            "documents": content_index["documents"],
+            "near copies (entries)": content_index["near_copies"],
+        }
         if "key" in content_index:
             figures["key"] = content_index["key"]
         for name, file_report in content_index.get("files", {}).items():

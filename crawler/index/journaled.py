@@ -27,6 +27,9 @@ CONTENT_HASH_BYTES = 16
 #: signature, page size class, flags; then the key (UTF-8).
 _RECORD = struct.Struct(f">QQ{CONTENT_HASH_BYTES}s{MINHASH_BYTES}sQBB")
 _NEAR_INDEXED = 0x01
+#: An entry for a near copy of a document (its fingerprint and content hash, the
+#: document's key and signatures), not a document of its own.
+_COPY = 0x02
 
 
 class JournaledContentIndex:
@@ -59,6 +62,8 @@ class JournaledContentIndex:
         self.snapshot_every = snapshot_every
         self.loaded_documents = 0
         self.replayed_documents = 0
+        #: entries that are near copies of a document, not documents
+        self.copies = 0
         self._since_snapshot = 0
         self._use(DocumentTable())
 
@@ -86,9 +91,11 @@ class JournaledContentIndex:
         self.replayed_documents = self.loaded_documents - snapshot_documents
         self._since_snapshot = self.journal.records
         logger.info(
-            "Loaded %(documents)d documents from %(state_dir)s (%(replayed)d from the journal)",
+            "Loaded %(documents)d documents and %(copies)d near copies' entries from "
+            "%(state_dir)s (%(replayed)d entries from the journal)",
             {
-                "documents": self.loaded_documents,
+                "documents": len(self),
+                "copies": self.copies,
                 "state_dir": self.snapshot_path.parent,
                 "replayed": self.replayed_documents,
             },
@@ -116,7 +123,7 @@ class JournaledContentIndex:
         """Adds one journal record to the loaded documents, in order."""
 
         def replay(record: bytes) -> None:
-            number, fingerprint, content_hash, minhash, numbers, page_size, near_indexed, key = (
+            number, fingerprint, content_hash, minhash, numbers, page_size, flags, key = (
                 self._decode(record)
             )
             if number < snapshot_documents:
@@ -126,9 +133,7 @@ class JournaledContentIndex:
                     f"{self.journal.path} is corrupt: document {number} follows "
                     f"document {len(self.content_hashes) - 1}"
                 )
-            self._add_in_memory(
-                key, fingerprint, content_hash, minhash, numbers, page_size, near_indexed
-            )
+            self._add_in_memory(key, fingerprint, content_hash, minhash, numbers, page_size, flags)
 
         return replay
 
@@ -140,6 +145,7 @@ class JournaledContentIndex:
                     f"sections of {documents_size}, {index_size} and {hashes_size} bytes "
                     f"in a payload of {len(payload)}"
                 )
+            copies = int(params["copies"])
             documents = DocumentTable.from_bytes(payload[:documents_size])
             index_end = documents_size + index_size
             self._use(
@@ -147,10 +153,11 @@ class JournaledContentIndex:
                 MemoryFingerprintIndex.from_bytes(payload[documents_size:index_end], documents),
                 MemoryContentHashTable.from_bytes(payload[index_end:], documents),
             )
+            self.copies = copies
         except (KeyError, TypeError, ValueError) as exc:
             raise StateFileError(f"{self.snapshot_path} is corrupt: {exc}") from exc
 
-    def _decode(self, record: bytes) -> tuple[int, int, bytes, bytes, int, int, bool, str]:
+    def _decode(self, record: bytes) -> tuple[int, int, bytes, bytes, int, int, int, str]:
         if len(record) < _RECORD.size:
             raise StateFileError(
                 f"{self.journal.path} is corrupt: a record of {len(record)} bytes, "
@@ -160,8 +167,7 @@ class JournaledContentIndex:
             record
         )
         key = record[_RECORD.size :].decode("utf-8", "surrogatepass")
-        near_indexed = bool(flags & _NEAR_INDEXED)
-        return number, fingerprint, content_hash, minhash, numbers, page_size, near_indexed, key
+        return number, fingerprint, content_hash, minhash, numbers, page_size, flags, key
 
     def _add_in_memory(
         self,
@@ -171,11 +177,13 @@ class JournaledContentIndex:
         minhash: bytes,
         numbers: int,
         page_size: int,
-        near_indexed: bool,
+        flags: int,
     ) -> None:
         self.content_hashes.add(content_hash, key, fingerprint, minhash, numbers, page_size)
-        if near_indexed:
+        if flags & _NEAR_INDEXED:
             self.index.add(key, fingerprint, minhash, numbers, page_size)
+        if flags & _COPY:
+            self.copies += 1
 
     def add(
         self,
@@ -187,9 +195,11 @@ class JournaledContentIndex:
         minhash: bytes | None = None,
         numbers: int = 0,
         page_size: int = 0,
+        copy: bool = False,
     ) -> None:
         """Add a document to the content-hash table (and to the fingerprint index when
-        *near_indexed*); it survives a kill of the process once this returns."""
+        *near_indexed*), or, with *copy*, an entry for a near copy of the document *key*;
+        it survives a kill of the process once this returns."""
         if not self.journal.is_open:
             raise RuntimeError(f"the content index in {self.snapshot_path.parent} is not open")
         if len(content_hash) != CONTENT_HASH_BYTES:
@@ -199,15 +209,13 @@ class JournaledContentIndex:
         if minhash is None:
             minhash = bytes(MINHASH_BYTES)
         number = len(self.content_hashes)
-        flags = _NEAR_INDEXED if near_indexed else 0
+        flags = (_NEAR_INDEXED if near_indexed else 0) | (_COPY if copy else 0)
         # journaled first: a write the disk refuses adds nothing, and numbers stay in order
         self.journal.append(
             _RECORD.pack(number, fingerprint, content_hash, minhash, numbers, page_size, flags)
             + key.encode("utf-8", "surrogatepass")
         )
-        self._add_in_memory(
-            key, fingerprint, content_hash, minhash, numbers, page_size, near_indexed
-        )
+        self._add_in_memory(key, fingerprint, content_hash, minhash, numbers, page_size, flags)
         self._since_snapshot += 1
         if self._since_snapshot >= self.snapshot_every:
             self.snapshot()
@@ -223,7 +231,7 @@ class JournaledContentIndex:
             self.snapshot_path,
             KIND,
             self.signature,
-            {"sections": [len(section) for section in sections]},
+            {"sections": [len(section) for section in sections], "copies": self.copies},
             b"".join(sections),
         )
         # A kill between these two steps leaves a journal whose documents the snapshot
@@ -242,4 +250,5 @@ class JournaledContentIndex:
             self.journal.close()
 
     def __len__(self) -> int:
-        return len(self.content_hashes)
+        """The number of documents kept (entries for their near copies left out)."""
+        return len(self.content_hashes) - self.copies

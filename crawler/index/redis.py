@@ -2,14 +2,15 @@
 
 Same banded layout as the in-memory index (:mod:`crawler.index`), kept small: each kept
 document gets a number, and its record (8-byte big-endian fingerprint, 64-byte MinHash
-signature, 8-byte numbers signature, page size class: 81 bytes) sits at a fixed place in
-a string of 1,024 records, its key in a list of 1,024 keys. The band sets (one per band
-and 16-bit band value) and the exact-hash buckets (65,536 hashes, from the content hash's
+signature, 8-byte numbers signature, page size class: 81 bytes) sits at a fixed place in a
+string of 1,024 records, its key in a list of 1,024 keys. The band sets (one per band and
+16-bit band value) and the exact-hash buckets (65,536 hashes, from the content hash's
 first 2 bytes to the document) hold document numbers only, which Redis keeps in its
-compact encodings. Look-up (both stages), verification of a candidate by its signatures
-and insert are one Lua call, so two workers that fetch the same article at the same moment
-keep exactly one copy. All keys share one hash tag (``{base}``), so the index also works
-on Redis Cluster.
+compact encodings. A near copy adds its fingerprint and content hash as one more entry of
+the document it copies (that document's key, MinHash, numbers and page size). Look-up
+(both stages), verification of a candidate by its signatures and insert are one Lua call,
+so two workers that fetch the same article at the same moment keep exactly one copy. All
+keys share one hash tag (``{base}``), so the index also works on Redis Cluster.
 """
 
 from __future__ import annotations
@@ -194,8 +195,9 @@ end
 #: verified at most per stage, the second stage's min similarity, the text's length
 #: (characters, for the page size check), the index's hash tag.
 #: Returns {verdict, key, fingerprint, distance, stage, similarity in thousandths,
-#: numbers differ (1/0), page sizes differ (1/0)} for a match ('match') or, when the
-#: document is new, the nearest candidate that verification rejected ('rejected');
+#: numbers differ (1/0), page sizes differ (1/0)} for a match ('match'; a near one adds
+#: the probe's fingerprint and content hash with the match's key and signatures) or, when
+#: the document is new, the nearest candidate that verification rejected ('rejected');
 #: {'new', added} when there was none.
 CHECK_AND_ADD = (
     _DISTANCE
@@ -249,7 +251,7 @@ local function verified(first_key, last_key, min_distance, max_distance, stage, 
         and string.sub(record, 9, 8 + """
     + str(MINHASH_BYTES)
     + """) ~= NO_MINHASH then
-      return answer
+      return answer, record
     end
     if not rejected then
       answer[1] = 'rejected'
@@ -259,11 +261,19 @@ local function verified(first_key, last_key, min_distance, max_distance, stage, 
   return false
 end
 if threshold >= 0 then
-  local match = verified(3, 6, -1, threshold, 'first', min_similarity)
-  if match then return match end
-  if radius >= 0 then
-    match = verified(3, #KEYS, threshold, radius, 'second', tonumber(ARGV[9]))
-    if match then return match end
+  local match, record = verified(3, 6, -1, threshold, 'first', min_similarity)
+  if not match and radius >= 0 then
+    match, record = verified(3, #KEYS, threshold, radius, 'second', tonumber(ARGV[9]))
+  end
+  if match then
+    if ARGV[5] == '1' and match[2] ~= ARGV[3] then
+      -- one more fingerprint of the document kept, with its key and signatures
+      local n = insert(tag, KEYS[2], string.sub(probe, 1, 8) .. string.sub(record, 9), match[2])
+      redis.call('INCR', tag .. ':copies')
+      redis.call('HSETNX', KEYS[1], ARGV[1], n)
+      for i = 3, 6 do redis.call('SADD', KEYS[i], n) end
+    end
+    return match
   end
 end
 local added = 0
@@ -338,6 +348,8 @@ class RedisContentIndex:
         self.base = base
         self.tag = f"{{{base}}}"
         self.count_key = f"{self.tag}:count"
+        #: how many entries are near copies of a document, not documents
+        self.copies_key = f"{self.tag}:copies"
         self.signature_key = f"{self.tag}:signature"
 
     def open(self, signature: Mapping[str, Any]) -> None:
@@ -389,7 +401,9 @@ class RedisContentIndex:
     ) -> SharedMatch | None:
         """Return the verified match of a document, or the nearest candidate that
         verification rejected, after adding the document (when *add*) unless it matched;
-        ``None`` when there was neither.
+        ``None`` when there was neither. A near match (when *add*) adds the document's
+        fingerprint and content hash as one more entry of the document matched, with its
+        key and signatures.
 
         *threshold* ``None`` means the exact check only (short texts); such a document
         is kept for exact matches but not in the bands. *second_stage_distance* ``None``
@@ -471,4 +485,13 @@ class RedisContentIndex:
         return sorted(found, key=lambda entry: (entry[2], entry[0]))
 
     def __len__(self) -> int:
-        return int(self.connection.call(self.connection.client.get, self.count_key) or 0)
+        """The number of documents kept (entries for their near copies left out)."""
+        entries, copies = self.connection.call(
+            self.connection.client.mget, self.count_key, self.copies_key
+        )
+        return int(entries or 0) - int(copies or 0)
+
+    @property
+    def copies(self) -> int:
+        """How many entries are near copies of a document kept."""
+        return int(self.connection.call(self.connection.client.get, self.copies_key) or 0)
