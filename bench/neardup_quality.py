@@ -239,7 +239,7 @@ COLUMN_TITLES: Final = {
 #: The keyword arguments of each detector column; those the installed
 #: NearDuplicateDetector does not accept are left out (and reported).
 DETECTOR_OPTIONS: Final[dict[str, dict[str, Any]]] = {
-    FIRST_STAGE: {"second_stage": False, "min_similarity": 0.0},
+    FIRST_STAGE: {"second_stage": False, "min_similarity": 0.0, "index_copies": False},
     VERIFIED: {},
 }
 

@@ -257,7 +257,8 @@ class NearDuplicateDetector:
 
     * :meth:`check_and_add` returns the :class:`Match` for a duplicate and ``None`` for a
       new text, which it keeps; a duplicate is not kept (the earlier document stays the
-      representative);
+      representative), but a near one becomes an entry of it unless *index_copies* is
+      false (see the module doc);
     * the Hamming threshold is *short_threshold* for normalized texts shorter than
       *short_text_chars*, *long_threshold* otherwise (both at most 3); texts shorter than
       *min_chars* only get the exact check;
@@ -298,6 +299,7 @@ class NearDuplicateDetector:
         content_hashes: ContentHashTable | None = None,
         shared_index: SharedContentIndex | None = None,
         extractor: str | None = None,
+        index_copies: bool = True,
     ) -> None:
         _check_length_option("short_text_chars", short_text_chars)
         _check_distance_option("short_threshold", short_threshold)
@@ -319,6 +321,7 @@ class NearDuplicateDetector:
                 f"({long_threshold}) to {MAX_PROBED_DISTANCE}, got {second_stage_distance!r}"
             )
         self.min_similarity = float(min_similarity)
+        self.index_copies = index_copies
         self.second_stage = second_stage
         self.second_stage_distance = second_stage_distance
         self.short_text_chars = short_text_chars
@@ -443,7 +446,13 @@ class NearDuplicateDetector:
         else:
             with self._lock:
                 match, rejected, kept = self._match(key, text_fingerprint, threshold)
-                if add and kept is not None and match is not None and match.key != key:
+                if (
+                    add
+                    and self.index_copies
+                    and kept is not None
+                    and match is not None
+                    and match.key != key
+                ):
                     # one more fingerprint of the kept document: see the module doc
                     self._add(
                         match.key,
@@ -504,6 +513,7 @@ class NearDuplicateDetector:
             min_similarity=self.min_similarity,
             second_stage_min_similarity=self.second_stage_min_similarity,
             second_stage_distance=self.second_stage_for(text_fingerprint.normalized_length),
+            add_copy=self.index_copies,
         )
         if found is None:
             return None, None

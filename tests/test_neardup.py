@@ -982,6 +982,28 @@ def test_a_copy_nearer_an_earlier_copy_than_the_page_is_found():
     copies_cases(NearDuplicateDetector())
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_copies_are_not_indexed_when_switched_off(shared, request):
+    index = None
+    if shared:
+        from tests.test_index_redis import index_on
+
+        index = index_on(request.getfixturevalue("redis_server"), "no-copies:content")
+    detector = NearDuplicateDetector(index_copies=False, shared_index=index)
+    minhash = bytes(range(1, 65))
+    page = simhash(distinct_text(900, words=800))
+    copy, farther = flip(page, *range(6)), flip(page, *range(6), *range(16, 22))
+
+    def text(fingerprint: int) -> TextFingerprint:
+        return TextFingerprint(5_000, fingerprint, fingerprint.to_bytes(16), minhash)
+
+    assert detector.check_fingerprinted("page", text(page)).match is None
+    assert detector.check_fingerprinted("copy", text(copy)).match.key == "page"
+    decision = detector.check_fingerprinted("later", text(farther), add=False)
+    assert decision.match is None and decision.rejected is None
+    assert len(detector) == 1
+
+
 def test_product_pages_that_differ_by_a_size_are_both_kept():
     numbers_cases(NearDuplicateDetector())
 

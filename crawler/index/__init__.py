@@ -100,6 +100,7 @@ class SharedContentIndex(FingerprintIndex, Protocol):
         second_stage_min_similarity: float | None = None,
         second_stage_distance: int | None = None,
         max_candidates: int = 32,
+        add_copy: bool = True,
     ) -> SharedMatch | None:
         """Return the verified match, or the nearest candidate rejected, or ``None``;
         the document is added (when *add*) unless it matched."""

@@ -193,7 +193,8 @@ end
 #: sets one bit away. ARGV: content hash field, probe record, key, threshold (-1: exact
 #: check only), add (1/0), min similarity, second-stage radius (-1: none), candidates
 #: verified at most per stage, the second stage's min similarity, the text's length
-#: (characters, for the page size check), the index's hash tag.
+#: (characters, for the page size check), the index's hash tag, add a near copy's entry
+#: (1/0).
 #: Returns {verdict, key, fingerprint, distance, stage, similarity in thousandths,
 #: numbers differ (1/0), page sizes differ (1/0)} for a match ('match'; a near one adds
 #: the probe's fingerprint and content hash with the match's key and signatures) or, when
@@ -266,7 +267,7 @@ if threshold >= 0 then
     match, record = verified(3, #KEYS, threshold, radius, 'second', tonumber(ARGV[9]))
   end
   if match then
-    if ARGV[5] == '1' and match[2] ~= ARGV[3] then
+    if ARGV[5] == '1' and ARGV[12] == '1' and match[2] ~= ARGV[3] then
       -- one more fingerprint of the document kept, with its key and signatures
       local n = insert(tag, KEYS[2], string.sub(probe, 1, 8) .. string.sub(record, 9), match[2])
       redis.call('INCR', tag .. ':copies')
@@ -398,12 +399,13 @@ class RedisContentIndex:
         second_stage_min_similarity: float | None = None,
         second_stage_distance: int | None = None,
         max_candidates: int = 32,
+        add_copy: bool = True,
     ) -> SharedMatch | None:
         """Return the verified match of a document, or the nearest candidate that
         verification rejected, after adding the document (when *add*) unless it matched;
-        ``None`` when there was neither. A near match (when *add*) adds the document's
-        fingerprint and content hash as one more entry of the document matched, with its
-        key and signatures.
+        ``None`` when there was neither. A near match (when *add* and *add_copy*) adds the
+        document's fingerprint and content hash as one more entry of the document
+        matched, with its key and signatures.
 
         *threshold* ``None`` means the exact check only (short texts); such a document
         is kept for exact matches but not in the bands. *second_stage_distance* ``None``
@@ -438,6 +440,7 @@ class RedisContentIndex:
                 ),
                 text_chars,
                 self.tag,
+                1 if add_copy else 0,
             ],
         )
         verdict = reply[0].decode()
