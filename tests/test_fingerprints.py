@@ -867,15 +867,22 @@ def test_a_text_never_conflicts_with_a_part_of_its_own_numbers(
     assert not numbers_conflict(naming(*part), naming(*tokens))
 
 
+def random_sizes(rng: random.Random, fewest: int) -> list[str]:
+    return [f"{rng.randint(1, 999)} gb" for _ in range(rng.randint(fewest, 90))]
+
+
+def with_size_changed(sizes: list[str], at: int, rng: random.Random) -> list[str]:
+    return [*sizes[:at], f"{rng.randint(1000, 9999)} gb", *sizes[at + 1 :]]
+
+
 def test_substituted_sizes_conflict_at_least_44_times_in_48() -> None:
     # a new size misses only when it lands in the counter the old one left and its hash
     # agrees modulo 4: 1 time in 48
     rng = random.Random(11)
     outcomes = []
     for _ in range(2000):
-        tokens = [f"{rng.randint(1, 999)} gb" for _ in range(rng.randint(1, 90))]
-        at = rng.randrange(len(tokens))
-        changed = [*tokens[:at], f"{rng.randint(1000, 9999)} gb", *tokens[at + 1 :]]
+        tokens = random_sizes(rng, fewest=1)
+        changed = with_size_changed(tokens, rng.randrange(len(tokens)), rng)
         outcomes.append(numbers_conflict(naming(*tokens), naming(*changed)))
         assert outcomes[-1] == numbers_conflict(naming(*changed), naming(*tokens))
     assert sum(outcomes) / len(outcomes) >= 44 / 48
@@ -887,12 +894,13 @@ def test_a_copy_without_one_size_is_told_from_a_sibling_of_another_size_mostly()
     rng = random.Random(5)
     outcomes = []
     for _ in range(1000):
-        tokens = [f"{rng.randint(1, 999)} gb" for _ in range(rng.randint(10, 90))]
+        tokens = random_sizes(rng, fewest=10)
         dropped = rng.randrange(len(tokens))
         copy = tokens[:dropped] + tokens[dropped + 1 :]
         at = rng.choice([i for i in range(len(tokens)) if i != dropped])
-        sibling = [*tokens[:at], f"{rng.randint(1000, 9999)} gb", *tokens[at + 1 :]]
-        outcomes.append(numbers_conflict(naming(*copy), naming(*sibling)))
+        outcomes.append(
+            numbers_conflict(naming(*copy), naming(*with_size_changed(tokens, at, rng)))
+        )
     assert sum(outcomes) / len(outcomes) >= 0.78
 
 
