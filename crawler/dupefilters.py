@@ -442,6 +442,31 @@ class URLDupeFilter(BaseDupeFilter):
             return False
         return True
 
+    def seen_before(self, request: Request) -> bool:
+        """Whether :meth:`request_seen` would filter *request*, without recording
+        its key: for a scheduler that queues a request before its key is recorded,
+        so that a kill between the two cannot leave a key seen and never queued.
+
+        ``False`` when it cannot tell without recording (a redirect, a key to
+        resume, a store that fails: :meth:`request_seen` then decides). A request
+        it lets through gets the meta that :meth:`request_seen` would give it.
+        """
+        if not self._opened:
+            self.open()
+        canonical = self.canonicalize(request.url)
+        self._last_checked = (request, canonical)
+        key = request_key(request.method, canonical, request.body)
+        if key in self._resuming or self._is_redirect(request):
+            return False
+        try:
+            seen = key in self.seen
+        except (RedisUnavailable, OSError):
+            return False
+        if not seen:
+            request.meta[META_KEY] = key
+            request.meta[META_URL] = request.url
+        return seen
+
     def _add(self, key: bytes, request: Request) -> bool:
         """Add *key* to the seen store; for a new key, record *request* as
         scheduled first, so that a kill never leaves a seen key unscheduled."""

@@ -118,6 +118,38 @@ return #ids
 """
 )
 
+#: KEYS: this worker's leases, counters, workers, this worker's heartbeat. ARGV:
+#: "<score> <payload>" of a request to queue, worker id, ttl in ms. Leases the
+#: request before it is queued; returns the lease id.
+_STAGE = """
+local id = redis.call('HINCRBY', KEYS[2], 'next_id', 1)
+redis.call('HINCRBY', KEYS[2], 'held', 1)
+redis.call('HSET', KEYS[1], id, ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[2])
+redis.call('SET', KEYS[4], '1', 'PX', ARGV[3])
+return id
+"""
+
+#: KEYS: queue, the worker's leases, counters. ARGV: queue kind, lease id, "queue"
+#: to push the request (as scrapy-redis pushes) or "" to drop it. Returns 1 if the
+#: lease was held, 0 if not (its worker was taken for dead, and it went back to the queue).
+_UNSTAGE = """
+local entry = redis.call('HGET', KEYS[2], ARGV[2])
+if not entry then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('HINCRBY', KEYS[3], 'held', -1)
+if ARGV[3] == 'queue' then
+  local separator = string.find(entry, ' ', 1, true)
+  local payload = string.sub(entry, separator + 1)
+  if ARGV[1] == 'priority' then
+    redis.call('ZADD', KEYS[1], string.sub(entry, 1, separator - 1), payload)
+  else
+    redis.call('LPUSH', KEYS[1], payload)
+  end
+end
+return 1
+"""
+
 #: KEYS: the worker's leases, counters, undecodable list. ARGV: lease id.
 #: Moves the leased request to the undecodable list; returns 1 if it was held.
 _SET_ASIDE = """
@@ -220,6 +252,34 @@ class RequestLeases:
             args=[lease_id],
         )
         return bool(released)
+
+    def stage(self, payload: bytes, score: float) -> int:
+        """Lease a request this worker is about to queue (*payload* and *score* as
+        the queue holds them), before its key is recorded as seen: if the worker is
+        killed before :meth:`unstage`, the request goes to the queue with its other
+        leases. Returns the lease id."""
+        lease_id: int = self.connection.call(
+            self.connection.script(_STAGE),
+            keys=[
+                self.leases_key(self.worker_id),
+                self.counters_key,
+                self.workers_key,
+                self.heartbeat_key(self.worker_id),
+            ],
+            args=[f"{score:g} ".encode() + payload, self.worker_id, self.ttl_ms],
+        )
+        return int(lease_id)
+
+    def unstage(self, lease_id: int, *, queue: bool) -> bool:
+        """End a lease :meth:`stage` took: push its request to the queue when *queue*,
+        else drop it. ``False`` when the lease was no longer held (its request went
+        back to the queue already)."""
+        unstaged = self.connection.call(
+            self.connection.script(_UNSTAGE),
+            keys=[self.queue_key, self.leases_key(self.worker_id), self.counters_key],
+            args=[self.queue_kind, lease_id, "queue" if queue else ""],
+        )
+        return bool(unstaged)
 
     def set_aside(self, lease_id: int) -> bool:
         """Move a leased request that cannot be read back to ``<queue>:undecodable``,

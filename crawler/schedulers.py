@@ -296,12 +296,36 @@ class LeasingScheduler(Scheduler):
 
     def enqueue_request(self, request: Request) -> bool:
         lease_id = request.meta.pop(META_LEASE, None)
-        enqueued: bool = super().enqueue_request(request)
+        enqueued = self._enqueue(request)
         if lease_id in self._awaiting_response:
             # The downloader handed back a replacement (redirect, retry) of a
             # leased request that got no response: it is queued or filtered now.
             self._release(lease_id)
         return enqueued
+
+    def _enqueue(self, request: Request) -> bool:
+        """Queue *request* unless it was seen. scrapy-redis records the key, then
+        pushes: a worker killed between the two left the key seen and the request
+        nowhere, and the request whose lease went back, crawled again, found its
+        link seen. With :class:`~crawler.dupefilters.URLDupeFilter`, a new request is
+        leased to this worker before its key is recorded, and queued after: a kill
+        at any point puts it in the queue with the worker's other leases."""
+        seen_before = getattr(self.df, "seen_before", None)
+        if request.dont_filter or seen_before is None:
+            enqueued: bool = super().enqueue_request(request)
+            return enqueued
+        if seen_before(request):
+            self.df.log(request, self.spider)
+            return False
+        staged = self.leases.stage(self.queue._encode_request(request), -request.priority)
+        if self.df.request_seen(request):  # another worker recorded it in between
+            self.leases.unstage(staged, queue=False)
+            self.df.log(request, self.spider)
+            return False
+        if not self.leases.unstage(staged, queue=True):
+            self._count("dedup/lease/expired")  # queued already, as a lease of a dead worker
+        self.stats.inc_value("scheduler/enqueued/redis")
+        return True
 
     def has_pending_requests(self) -> bool:
         queued, held_elsewhere = self.leases.pending()

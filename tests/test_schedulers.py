@@ -15,6 +15,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_redis.queue import Base
 
 from crawler import signals as dedup_signals
+from crawler.request_meta import META_KEY, META_URL
 from crawler.schedulers import META_LEASE, LeasingScheduler
 
 QUEUE = "leasing:requests"
@@ -205,3 +206,70 @@ def test_scrapy_redis_calls_deprecated_by_scrapy_warn_no_more(redis_server, clie
     assert crawler.stats.get_value("scheduler/dequeued/redis") == 1
     scheduler.close("finished")
     earlier.close("finished")
+
+
+class WorkerKilled(BaseException):
+    """Stands for SIGKILL: nothing after the call it interrupts runs."""
+
+
+@in_event_loop
+def test_a_kill_right_after_the_key_is_recorded_loses_no_request(redis_server, client):
+    _, scheduler = open_scheduler(redis_server, SCHEDULER_PERSIST=True)
+    record = scheduler.df.request_seen
+
+    def record_then_killed(request):
+        record(request)
+        raise WorkerKilled
+
+    scheduler.df.request_seen = record_then_killed
+    with pytest.raises(WorkerKilled):
+        scheduler.enqueue_request(Request("http://example.com/a"))
+
+    restarted_crawler, restarted = open_scheduler(redis_server, SCHEDULER_PERSIST=True)
+    assert restarted_crawler.stats.get_value("dedup/lease/reclaimed") == 1
+    taken = restarted.next_request()
+    assert taken.url == "http://example.com/a"
+    # queued with the meta the dupefilter gives a request it records (redirects need it)
+    assert taken.meta[META_URL] == "http://example.com/a"
+    assert taken.meta[META_KEY]
+    assert not restarted.enqueue_request(Request("http://example.com/a?"))
+    assert restarted.next_request() is None
+    restarted.close("finished")
+
+
+@in_event_loop
+def test_a_request_is_queued_once_and_its_lease_ended(redis_server, client):
+    crawler, scheduler = open_scheduler(redis_server)
+    assert scheduler.enqueue_request(Request("http://example.com/a"))
+    assert not scheduler.enqueue_request(Request("http://example.com/a#top"))
+    assert client.zcard(QUEUE) == 1
+    assert client.hlen(f"{QUEUE}:leases:w1") == 0
+    assert crawler.stats.get_value("scheduler/enqueued/redis") == 1
+    assert crawler.stats.get_value("dupefilter/filtered") == 1
+    scheduler.close("finished")
+
+
+@pytest.mark.parametrize("queue_class", ["PriorityQueue", "FifoQueue", "LifoQueue"])
+@in_event_loop
+def test_a_url_another_worker_queues_in_between_is_queued_once(redis_server, client, queue_class):
+    queue_settings = {"SCHEDULER_QUEUE_CLASS": f"scrapy_redis.queue.{queue_class}"}
+    crawler, scheduler = open_scheduler(redis_server, **queue_settings)
+    _, other = open_scheduler(redis_server, DEDUP_WORKER_ID="w2", **queue_settings)
+    stage = scheduler.leases.stage
+
+    def stage_while_the_other_worker_queues(payload, score):
+        lease_id = stage(payload, score)
+        assert other.enqueue_request(Request("http://example.com/b"))
+        return lease_id
+
+    scheduler.leases.stage = stage_while_the_other_worker_queues
+    assert not scheduler.enqueue_request(Request("http://example.com/b"))
+
+    length = client.zcard(QUEUE) if queue_class == "PriorityQueue" else client.llen(QUEUE)
+    assert length == 1
+    assert crawler.stats.get_value("scheduler/enqueued/redis") is None
+    assert client.hlen(f"{QUEUE}:leases:w1") == 0
+    assert int(client.hget(f"{QUEUE}:leases", "held")) == 0
+    assert crawler.stats.get_value("dupefilter/filtered") == 1
+    other.close("finished")
+    scheduler.close("finished")
