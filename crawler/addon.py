@@ -27,6 +27,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from crawler import defaults
 from crawler.exporters import JSON_LINES_FORMATS, FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
+from crawler.learned_rules import LearnedRulesMiddleware
 from crawler.logformatter import DedupLogFormatter
 from crawler.middlewares import FrontierMiddleware
 from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 #: Outside HttpErrorMiddleware (50) and inside nothing that drops output:
 #: the middleware must see each callback's whole output and final failures.
 FRONTIER_MIDDLEWARE_ORDER = 25
+LEARNED_RULES_MIDDLEWARE_ORDER = 30
 #: Early, so that pipelines storing items never see the duplicates.
 CONTENT_PIPELINE_ORDER = 100
 #: After the content pipeline: a key is recorded only for an item that got
@@ -59,6 +61,9 @@ class DedupAddon:
                 settings.setdefault_in_component_priority_dict(
                     component_setting, FrontierMiddleware, FRONTIER_MIDDLEWARE_ORDER
                 )
+            settings.setdefault_in_component_priority_dict(
+                "DOWNLOADER_MIDDLEWARES", LearnedRulesMiddleware, LEARNED_RULES_MIDDLEWARE_ORDER
+            )
         if settings.getlist("DEDUP_ITEM_KEY_FIELDS"):
             settings.setdefault_in_component_priority_dict(
                 "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER

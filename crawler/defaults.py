@@ -154,11 +154,25 @@ DEDUP_URL_FOLD_HTTPS = False
 #: Query parameters never stripped (glob patterns; ``"host:pattern"`` for one site).
 DEDUP_URL_KEEP_PARAMS: list[str] = []
 
+#: Learn which query parameters (and index-page aliases) change nothing on a site, from
+#: pages the content level finds to be copies, and filter them before download.
+DEDUP_URL_LEARN = True
+
+#: Distinct pages that must confirm a parameter changes nothing before it is learned
+#: (and no page showing it does).
+DEDUP_URL_LEARN_MIN_EVIDENCE = 3
+
+#: One in N requests a learned rule filters is downloaded anyway, to verify the rule; 0: never.
+DEDUP_URL_LEARN_VERIFY_EVERY = 20
+
 #: Lowercase URL paths, for sites whose paths are case-insensitive.
 DEDUP_URL_LOWERCASE_PATH = False
 
-#: Record scheduled-but-unfinished requests so a killed crawl resumes without loss.
+#: Record a page's ``rel="canonical"`` URL as seen when it only removes query parameters
+#: from the page's URL (and count it as evidence for learned rules).
 DEDUP_URL_REL_CANONICAL = True
+
+#: Record scheduled-but-unfinished requests so a killed crawl resumes without loss.
 DEDUP_URL_RESUME = True
 
 #: Query parameters stripped before comparing URLs (glob patterns;

@@ -42,6 +42,7 @@ from crawler.from_settings import (
     url_signature,
 )
 from crawler.frontier import Frontier
+from crawler.learned_rules import LearnedRules, learner_from_settings
 from crawler.redis_access import (
     PROBE_INTERVAL,
     RedisLeftAlone,
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from crawler.stores import SeenSet
+    from crawler.url_learning import RuleKey
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +127,16 @@ def _discard_scheduler_queue(queue_dir: Path) -> None:
         "requests it held are scheduled again from the frontier journal",
         {"dir": queue_dir},
     )
+
+
+def _learned_rules(
+    crawler: Crawler, canonicalizer: UrlCanonicalizer, state_dir: Path | None
+) -> LearnedRules | None:
+    learner = learner_from_settings(crawler.settings)
+    if learner is None:
+        return None
+    signature = {"canonical_rules": canonicalizer.rules.describe()}
+    return LearnedRules(crawler, canonicalizer, learner, state_dir, signature)
 
 
 def frontier_middleware_enabled(settings: BaseSettings) -> bool:
@@ -188,9 +200,11 @@ class URLDupeFilter(BaseDupeFilter):
         seen: SeenSet | JournaledSeenStore | RedisSeenStore,
         *,
         frontier: Frontier | None = None,
+        learned: LearnedRules | None = None,
         debug: bool = False,
     ) -> None:
         self.crawler = crawler
+        self.learned = learned
         self.stats = crawler.stats
         self.canonicalize = canonicalizer
         self.seen = seen
@@ -202,6 +216,7 @@ class URLDupeFilter(BaseDupeFilter):
         self.filtered_by_rule: Counter[str] = Counter()
         self._resuming: set[bytes] = set()
         self._last_checked: tuple[Request | None, str] = (None, "")
+        self._last_rules: list[RuleKey] = []
         self._pending_requests: list[bytes] = []
         self._fill_warned = False
         self._growth_warned = False
@@ -246,11 +261,13 @@ class URLDupeFilter(BaseDupeFilter):
                     "spider) or 'allow' (let requests through, counted)"
                 )
             redis_store = redis_seen_store(settings, crawler.spidercls.name, backend)
+            canonicalizer = UrlCanonicalizer(rules)
             dupefilter = cls(
                 crawler,
-                UrlCanonicalizer(rules),
+                canonicalizer,
                 redis_store,
                 frontier=_local_queue_frontier(settings, url_signature(rules, redis_store)),
+                learned=_learned_rules(crawler, canonicalizer, state_dir_from_settings(settings)),
                 debug=settings.getbool("DUPEFILTER_DEBUG"),
             )
             dupefilter.redis_error_policy = policy
@@ -275,11 +292,13 @@ class URLDupeFilter(BaseDupeFilter):
                 "DEDUP_STATE_DIR or JOBDIR to persist it across runs",
                 {"backend": backend},
             )
+        canonicalizer = UrlCanonicalizer(rules)
         return cls(
             crawler,
-            UrlCanonicalizer(rules),
+            canonicalizer,
             seen,
             frontier=frontier,
+            learned=_learned_rules(crawler, canonicalizer, state_dir),
             debug=settings.getbool("DUPEFILTER_DEBUG"),
         )
 
@@ -319,6 +338,8 @@ class URLDupeFilter(BaseDupeFilter):
                 "URL dedup state in %(dir)s: %(entries)d URLs seen in earlier runs",
                 {"dir": self.seen.snapshot_path.parent, "entries": self.seen.loaded_entries},
             )
+        if self.learned is not None:
+            self.learned.open()
         if self.frontier is not None:
             pending, queue_persisted = self.frontier.open()
             if pending and not queue_persisted:
@@ -365,6 +386,8 @@ class URLDupeFilter(BaseDupeFilter):
         if not self._ready or self._closed:
             return  # open() failed: leave the state directory as it was
         self._closed = True
+        if self.learned is not None:
+            self.learned.close()
         if self.frontier is not None:
             _compacting(
                 self.frontier.close,
@@ -409,12 +432,20 @@ class URLDupeFilter(BaseDupeFilter):
 
     # Filtering
 
+    def _key(self, request: Request) -> bytes:
+        """The key of *request*: its method, body and canonical URL, less what learned
+        rules remove from it (they are in :attr:`_last_rules` then)."""
+        canonical = self.canonicalize(request.url)
+        self._last_checked = (request, canonical)
+        self._last_rules = []
+        if self.learned is not None:
+            canonical, self._last_rules = self.learned.rewrite(canonical)
+        return request_key(request.method, canonical, request.body)
+
     def request_seen(self, request: Request) -> bool:
         if not self._opened:
             self.open()
-        canonical = self.canonicalize(request.url)
-        self._last_checked = (request, canonical)
-        key = request_key(request.method, canonical, request.body)
+        key = self._key(request)
         if key in self._resuming:
             self._resuming.discard(key)
             self._add(key, request)  # its key may have missed the journal at the kill
@@ -440,7 +471,31 @@ class URLDupeFilter(BaseDupeFilter):
             if not self.new_urls % 1000:
                 self._update_store_stats()
             return False
+        if self._last_rules:
+            assert self.learned is not None
+            return self.learned.filter(request, self._last_rules)
         return True
+
+    def filtered_before_download(self, request: Request) -> bool:
+        """Whether *request*, about to be downloaded, is now a repeat under a rule
+        learned since it was scheduled (its rewritten key is recorded for another
+        request): a crawl queues most links before the first rule is learned."""
+        if self.learned is None or request.dont_filter or not self.learned.learner:
+            return False
+        key = self._key(request)
+        if not self._last_rules or key == request.meta.get(META_KEY):
+            return False
+        try:
+            if isinstance(self.seen, JournaledSeenStore):
+                added = self.seen.add(key, None)
+            else:
+                added = self.seen.add(key)
+        except (RedisUnavailable, OSError):
+            return False  # downloaded: a lookup that fails never loses a page
+        if added:
+            request.meta[META_KEY] = key
+            return False
+        return self.learned.filter(request, self._last_rules)
 
     def seen_before(self, request: Request) -> bool:
         """Whether :meth:`request_seen` would filter *request*, without recording
@@ -453,10 +508,8 @@ class URLDupeFilter(BaseDupeFilter):
         """
         if not self._opened:
             self.open()
-        canonical = self.canonicalize(request.url)
-        self._last_checked = (request, canonical)
-        key = request_key(request.method, canonical, request.body)
-        if key in self._resuming or self._is_redirect(request):
+        key = self._key(request)
+        if key in self._resuming or self._is_redirect(request) or self._last_rules:
             return False
         try:
             seen = key in self.seen
@@ -620,11 +673,15 @@ class URLDupeFilter(BaseDupeFilter):
         if declared is None:
             return
         target = self.canonicalize(declared)
-        refusal = canonical_links.refusal(self.canonicalize(response.url), target)
+        page = self.canonicalize(response.url)
+        refusal = canonical_links.refusal(page, target)
         if refusal is not None:
             if refusal != "same-url":
                 self.stats.inc_value(f"dedup/url/canonical_ignored/{refusal}")
             return
+        if self.learned is not None:
+            self.learned.declared(page, target)
+            target, _ = self.learned.rewrite(target)
         try:
             added = self.seen.add(request_key("GET", target, b""))
         except (RedisUnavailable, OSError):
@@ -682,9 +739,10 @@ class URLDupeFilter(BaseDupeFilter):
         """The canonical rules that changed the URL of a filtered *request*;
         ``["repeat"]`` when it was already in canonical form."""
         last_request, last_canonical = self._last_checked
+        learned = ["learned-rule"] if last_request is request and self._last_rules else []
         if last_request is request and request.url == last_canonical:
-            return ["repeat"]  # the common case, without canonicalizing again
-        return self.canonicalize.explain(request.url) or ["repeat"]
+            return learned or ["repeat"]  # the common case, without canonicalizing again
+        return self.canonicalize.explain(request.url) + learned or ["repeat"]
 
     def _write_audit(self, request: Request, reasons: list[str]) -> None:
         """One URL-level line in the audit file: the filtered URL, its canonical
@@ -703,6 +761,7 @@ class URLDupeFilter(BaseDupeFilter):
         else:
             trace = self.canonicalize.trace(request.url)
             canonical, stripped_params = trace.canonical, trace.stripped_params
+        learned = self._last_rules if self._last_checked[0] is request else []
         self._audit.write(
             {
                 "level": URL_LEVEL,
@@ -713,6 +772,7 @@ class URLDupeFilter(BaseDupeFilter):
                 "stripped_params": stripped_params,
                 "method": request.method,
                 "referer": referer_str(request),
+                **({"learned_rules": [str(rule) for rule in learned]} if learned else {}),
             }
         )
 

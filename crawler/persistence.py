@@ -195,6 +195,12 @@ def _check_not_forgotten(path: Path, recorded: set[str], way_out: str = "") -> N
         )
 
 
+def check_not_missing(path: Path, way_out: str = "") -> None:
+    """Raise :class:`StateFileError` when the state file at *path* is missing though its
+    directory's :data:`STATE_FILES_NAME` lists it (*way_out* as for the other refusals)."""
+    _check_not_forgotten(path, _recorded_state_files(path.parent), way_out)
+
+
 def read_snapshot(
     path: Path, kind: str, signature: Mapping[str, Any]
 ) -> tuple[dict[str, Any], bytes] | None:

@@ -32,6 +32,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 from twisted.internet.threads import deferToThread
 
 from crawler import defaults
+from crawler import signals as dedup_signals
 from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, AuditLog
 from crawler.bodies import BodyCache, body_key
 from crawler.closing import close_spider
@@ -294,11 +295,13 @@ class NearDuplicatePipeline:
                 self._count("refetched")
                 self._write_audit(url, "kept", "refetched", decision, None)
                 return item
+            self._decided(url, url)
             self._count("unique")
             if decision.rejected is not None:
                 self._count("rejected")
             self._write_audit(url, "kept", "unique", decision, None)
             return item
+        self._decided(url, match.key)
         self._count(match.kind)
         if match.stage == "second":
             self.stats.inc_value("dedup/content/second_stage")
@@ -319,6 +322,11 @@ class NearDuplicatePipeline:
         raise DuplicateItem(
             f"{match.kind.capitalize()} duplicate of {match.key} ({how}): {url}",
             log_level="INFO",
+        )
+
+    def _decided(self, url: str, content_key: str) -> None:
+        self.crawler.signals.send_catch_log(
+            dedup_signals.content_decided, url=url, content_key=content_key
         )
 
     def _state_unwritable(self, error: OSError) -> None:

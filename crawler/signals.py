@@ -10,3 +10,8 @@ request_finished = object()
 #: links, or later items, still on their way). A request scheduled again after a kill
 #: in between leaves those items out.
 request_items_settled = object()
+
+#: Sent by the content pipeline with ``url`` (an item's page) and ``content_key`` (the
+#: key of the page the content level kept for that content: the item's own URL when
+#: it is new) for each item it decided on; learned URL rules take their evidence from it.
+content_decided = object()

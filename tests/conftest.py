@@ -43,7 +43,14 @@ class DemoSiteProcess:
     output if it does not come; ``stop()`` terminates the process and waits for it.
     """
 
-    def __init__(self, articles: int = 24, seed: int = 7, host_name: str = "localhost") -> None:
+    def __init__(
+        self,
+        articles: int = 24,
+        seed: int = 7,
+        host_name: str = "localhost",
+        site: str = "articles",
+    ) -> None:
+        self.site = site
         self.articles = articles
         self.seed = seed
         self.host_name = host_name
@@ -65,6 +72,8 @@ class DemoSiteProcess:
             str(self.seed),
             "--host-name",
             self.host_name,
+            "--site",
+            self.site,
         ]
         self.process = subprocess.Popen(
             command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True, env=_child_env()

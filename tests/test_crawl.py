@@ -142,6 +142,7 @@ def test_close_summary_and_state_files(dedup_crawl: DedupCrawl, demo_site_model:
         "frontier.journal",
         "seen-urls.journal",
         "seen-urls.snapshot",
+        "url-rules.snapshot",
     ]
     assert sorted(path.name for path in state_dir.iterdir()) == sorted(
         [*state_files, "crawl.lock", "state-files.json"]

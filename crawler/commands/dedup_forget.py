@@ -1,5 +1,6 @@
 """``scrapy dedup-forget URL...``: remove URLs from a spider's seen store, so
-that the next crawl downloads them again.
+that the next crawl downloads them again; ``scrapy dedup-forget --rule RULE``:
+drop a learned URL rule (:mod:`crawler.url_learning`) and its evidence.
 
 Each URL is canonicalized with the project's rules and forgotten as a ``GET``
 request without a body, the key the URL filter records for a followed link
@@ -32,6 +33,7 @@ from crawler.from_settings import (
     url_backend_from_settings,
     url_rules_from_settings,
 )
+from crawler.learned_rules import read_saved_rules, save_rules
 from crawler.open_files import processes_holding
 from crawler.persistence import StateFileError, read_header, signature_difference
 from crawler.redis_access import RedisUnavailable, redact
@@ -84,10 +86,29 @@ class Command(ScrapyCommand):
         parser.add_argument(
             "--json", action="store_true", help="print one JSON object a URL: url, key, present"
         )
+        parser.add_argument(
+            "--rule",
+            action="append",
+            metavar="RULE",
+            help="a learned URL rule to drop with its evidence, as dedup-inspect names it "
+            "('example.com: ?ref', 'example.com: /index.html'), 'example.com' for all of a "
+            "host's, or '*' for all; may be repeated",
+        )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.settings is not None
         settings, spider_name = spider_settings(self.settings, opts.spider)
+        if opts.rule:
+            try:
+                dropped = forget_rules(settings, opts.rule)
+            except (CannotForget, StateFileError, ValueError) as exc:
+                print(f"dedup-forget: {exc}", file=sys.stderr)
+                self.exitcode = 1
+                return
+            for rule, count in dropped:
+                print(f"{'forgotten' if count else 'not found'}  {rule}")
+            if not args:
+                return
         urls = list(urls_from_arguments(args))
         try:
             canonicalize = UrlCanonicalizer(url_rules_from_settings(settings))
@@ -183,6 +204,45 @@ def _forget_in_state_dir(settings: BaseSettings, keys: list[bytes]) -> list[bool
     finally:
         unlock_state_dir(state_dir)
     return removed
+
+
+def parse_rule(text: str) -> tuple[str, str]:
+    """``(host, name)`` of a rule as :func:`str` of a ``RuleKey`` writes it (``*``: any).
+
+    >>> parse_rule("example.com: ?ref"), parse_rule("example.com"), parse_rule("*")
+    (('example.com', 'ref'), ('example.com', '*'), ('*', '*'))
+    """
+    host, separator, name = text.strip().partition(": ")
+    if not separator and " " not in host:
+        return host.rstrip(":"), "*"
+    if " " in host or name[:1] not in ("?", "/") or len(name) < 2:
+        raise ValueError(
+            f"--rule {text!r}: write a rule as dedup-inspect shows it, e.g. "
+            "'example.com: ?ref' or 'example.com: /index.html'"
+        )
+    return host, name[1:]
+
+
+def forget_rules(settings: BaseSettings, rules: list[str]) -> list[tuple[str, int]]:
+    """Drop learned URL rules from the state directory; each with how many it matched."""
+    wanted = [(rule, parse_rule(rule)) for rule in rules]
+    state_dir = state_dir_from_settings(settings, check_free=False)
+    if state_dir is None:
+        raise CannotForget(
+            "learned URL rules are kept in the state directory, and neither "
+            "DEDUP_STATE_DIR nor JOBDIR is set: each crawl's rules live in its memory only"
+        )
+    lock_state_dir(state_dir, state_dir_setting(settings))  # no crawl starts meanwhile
+    try:
+        saved = read_saved_rules(state_dir)
+        if saved is None:
+            return [(rule, 0) for rule, _ in wanted]
+        learner, signature = saved
+        dropped = [(rule, len(learner.forget(host, name))) for rule, (host, name) in wanted]
+        save_rules(state_dir, learner, signature)
+    finally:
+        unlock_state_dir(state_dir)
+    return dropped
 
 
 def _check_signature(where: str, stored: dict[str, Any], project: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ from crawler.from_settings import (
     state_dir_setting,
     url_backend_from_settings,
 )
+from crawler.learned_rules import describe_rule, read_saved_rules
 from crawler.persistence import StateFileError, signature_difference
 from crawler.redis_access import RedisUnavailable, redact
 
@@ -160,7 +161,11 @@ def _inspect_local(
                     },
                 },
             }
-    return {"url_store": url_store, "content_index": content_index}
+    return {
+        "url_store": url_store,
+        "content_index": content_index,
+        "learned_url_rules": _learned_rules(state_dir),
+    }
 
 
 def _inspect_redis(settings: BaseSettings, spider_name: str, backend: str) -> dict[str, Any]:
@@ -195,7 +200,19 @@ def _inspect_redis(settings: BaseSettings, spider_name: str, backend: str) -> di
     content_index = None
     if content_backend(settings) == "redis":
         content_index = _inspect_redis_content(settings, spider_name)
-    return {"url_store": url_store, "content_index": content_index}
+    state_dir = state_dir_from_settings(settings, check_free=False)
+    return {
+        "url_store": url_store,
+        "content_index": content_index,
+        "learned_url_rules": _learned_rules(state_dir) if state_dir is not None else None,
+    }
+
+
+def _learned_rules(state_dir: Path) -> list[dict[str, Any]] | None:
+    saved = read_saved_rules(state_dir)
+    if saved is None:
+        return None
+    return [describe_rule(rule) for rule in saved[0].rules.values()]
 
 
 def _generations(store: Any) -> list[dict[str, float]] | None:
@@ -291,6 +308,16 @@ def describe(report: dict[str, Any]) -> str:
         for name, file_report in content_index.get("files", {}).items():
             figures[name] = _describe_file(file_report)
         lines += _aligned(figures)
+    url_rules = report.get("learned_url_rules")
+    if url_rules:
+        lines.append("Learned URL rules (undo one with scrapy dedup-forget --rule RULE):")
+        for rule in url_rules:
+            when = rule["learned_at"] or rule["first_seen"]
+            lines.append(
+                f"  {rule['rule']}  {rule['state']}, {rule['pages_confirming']} pages "
+                f"confirming, {rule['counter_examples']} counter-examples, "
+                f"{rule['requests_filtered']} requests filtered, since {when}"
+            )
     return "\n".join(lines)
 
 

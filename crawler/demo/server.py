@@ -2,7 +2,10 @@
 
 Run it as a process::
 
-    python -m crawler.demo.server [--port 0] [--articles 24] [--host-name localhost]
+    python -m crawler.demo.server [--port 0] [--articles 24] [--host-name localhost] [--site params]
+
+``--site params`` serves the shop of :mod:`crawler.demo.param_site` instead (its
+parameters are known to no list; ``--articles`` is then its number of products).
 
 It prints one line, ``READY http://localhost:PORT/``, once it serves, then serves until SIGTERM
 or SIGINT. Or run it in-process with :class:`DemoServer`.
@@ -27,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from crawler.demo.param_site import ParamSite
 from crawler.demo.site import build_site
 
 if TYPE_CHECKING:
@@ -105,11 +109,22 @@ class DemoHTTPServer(ThreadingHTTPServer):
         seed: int = 7,
         host_name: str = "localhost",
         verbose: bool = False,
+        site: str = "articles",
     ) -> None:
         super().__init__((BIND_ADDRESS, port), DemoRequestHandler)
-        self.site: DemoSite = build_site(
-            host=host_name, port=self.server_address[1], articles=articles, seed=seed
-        )
+        self.site: DemoSite | ParamSite
+        if site in ("params", "params-relevant"):
+            self.site = ParamSite(
+                host_name,
+                self.server_address[1],
+                products=articles,
+                seed=seed,
+                irrelevant_links=site == "params",
+            )
+        else:
+            self.site = build_site(
+                host=host_name, port=self.server_address[1], articles=articles, seed=seed
+            )
         self.hits = HitCounter()
         self.verbose = verbose
 
@@ -212,7 +227,9 @@ class DemoServer:
         host_name: str = "localhost",
         port: int = 0,
         verbose: bool = False,
+        site: str = "articles",
     ) -> None:
+        self.site_kind = site
         self.articles = articles
         self.seed = seed
         self.host_name = host_name
@@ -234,6 +251,7 @@ class DemoServer:
             seed=self.seed,
             host_name=self.host_name,
             verbose=self.verbose,
+            site=self.site_kind,
         )
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -261,7 +279,7 @@ class DemoServer:
         return self._server
 
     @property
-    def site(self) -> DemoSite:
+    def site(self) -> DemoSite | ParamSite:
         """The site being served (its ``port`` is the bound port)."""
         return self._running.site
 
@@ -308,6 +326,12 @@ def main(argv: list[str] | None = None) -> int:
         "--host-name", default="localhost", help="host name written in absolute links"
     )
     parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    parser.add_argument(
+        "--site",
+        choices=("articles", "params", "params-relevant"),
+        default="articles",
+        help="the demo site, or a shop whose parameters no list knows",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -327,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         host_name=args.host_name,
         port=args.port,
         verbose=args.verbose,
+        site=args.site,
     )
     url = server.start()
     try:

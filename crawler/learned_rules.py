@@ -1,0 +1,317 @@
+"""Scrapy wiring of learned URL rules (:mod:`crawler.url_learning`) for
+:class:`~crawler.dupefilters.URLDupeFilter`.
+
+* evidence: equal bodies as soon as they are downloaded, the content pipeline's
+  decisions (:data:`crawler.signals.content_decided`: the only counter-examples), and
+  the ``rel="canonical"`` declarations the dupefilter believes;
+* the dupefilter asks :meth:`LearnedRules.rewrite` for every request's URL, and
+  :meth:`LearnedRules.filter` when a rewritten URL was seen; and
+  :class:`LearnedRulesMiddleware` asks it again just before a download, as most
+  links of a crawl are queued before the first rule is learned;
+* requests a rule filtered are held (up to :data:`MAX_HELD_REQUESTS`), so that a
+  rule retracted by a counter-example gives them back to the scheduler;
+* rules and their evidence persist in ``url-rules.snapshot`` in the state directory,
+  written whenever a rule changes state and at close.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals as scrapy_signals
+from scrapy.exceptions import IgnoreRequest
+
+from crawler import defaults
+from crawler import signals as dedup_signals
+from crawler.persistence import (
+    StateFileError,
+    check_not_missing,
+    read_header,
+    read_snapshot,
+    write_snapshot,
+)
+from crawler.url_learning import LEARNED, REFUSED, RETRACTED, LearnedRule, UrlRuleLearner
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from typing_extensions import Self
+
+    from crawler.url_learning import RuleEvent, RuleKey
+    from crawler.urls import UrlCanonicalizer
+
+logger = logging.getLogger(__name__)
+
+SNAPSHOT_NAME = "url-rules.snapshot"
+SNAPSHOT_KIND = "url-rules"
+#: Requests filtered by learned rules that are kept to be scheduled again if their
+#: rule is retracted; those past it are counted (``dedup/url/learned/not_held``).
+MAX_HELD_REQUESTS = 100_000
+
+
+def read_saved_rules(state_dir: Path) -> tuple[UrlRuleLearner, dict[str, Any]] | None:
+    """The learned rules saved in *state_dir*, with the signature they were saved
+    under; ``None`` when there are none. Raises :class:`StateFileError`."""
+    path = state_dir / SNAPSHOT_NAME
+    header = read_header(path)
+    if header is None:
+        return None
+    signature = dict(header.get("signature") or {})
+    snapshot = read_snapshot(path, SNAPSHOT_KIND, signature)
+    if snapshot is None:
+        return None
+    learner = UrlRuleLearner()
+    try:
+        learner.restore(json.loads(snapshot[1]))
+    except ValueError as exc:
+        raise StateFileError(f"{path} is corrupt ({exc})") from exc
+    return learner, signature
+
+
+def save_rules(state_dir: Path, learner: UrlRuleLearner, signature: dict[str, Any]) -> None:
+    payload = json.dumps(learner.state(), sort_keys=True).encode()
+    write_snapshot(state_dir / SNAPSHOT_NAME, SNAPSHOT_KIND, signature, {}, payload)
+
+
+def describe_rule(rule: LearnedRule) -> dict[str, Any]:
+    """A rule for ``scrapy dedup-inspect``: JSON-serializable, times in UTC."""
+    return {
+        "rule": str(rule.key),
+        "state": rule.state,
+        "pages_confirming": rule.confirmations,
+        "of_which_rel_canonical": rule.from_canonical,
+        "counter_examples": rule.counter_examples,
+        "first_seen": _utc(rule.first_seen),
+        "learned_at": _utc(rule.learned_at),
+        "retracted_at": _utc(rule.retracted_at),
+        "requests_filtered": rule.filtered,
+        "downloaded_to_verify": rule.verified,
+        "counter_example": rule.counter_example,
+    }
+
+
+def _utc(timestamp: float | None) -> str | None:
+    if timestamp is None:
+        return None
+    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
+
+
+def learner_from_settings(settings: BaseSettings) -> UrlRuleLearner | None:
+    """A learner as the settings ask for, or ``None`` when ``DEDUP_URL_LEARN`` is off."""
+    if not settings.getbool("DEDUP_URL_LEARN", defaults.DEDUP_URL_LEARN):
+        return None
+    min_evidence = settings.getint(
+        "DEDUP_URL_LEARN_MIN_EVIDENCE", defaults.DEDUP_URL_LEARN_MIN_EVIDENCE
+    )
+    if min_evidence < 1:
+        raise ValueError(
+            f"DEDUP_URL_LEARN_MIN_EVIDENCE={min_evidence!r}: a rule needs at least 1 page "
+            "of evidence (default 3)"
+        )
+    verify_every = settings.getint(
+        "DEDUP_URL_LEARN_VERIFY_EVERY", defaults.DEDUP_URL_LEARN_VERIFY_EVERY
+    )
+    if verify_every < 0:
+        raise ValueError(
+            f"DEDUP_URL_LEARN_VERIFY_EVERY={verify_every!r}: use 0 to never download a "
+            "request a learned rule filters, or N to download one in N"
+        )
+    return UrlRuleLearner(min_evidence=min_evidence, verify_every=verify_every)
+
+
+class LearnedRules:
+    """The learned URL rules of one crawl: evidence in, rewritten URLs out."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        canonicalize: UrlCanonicalizer,
+        learner: UrlRuleLearner,
+        state_dir: Path | None,
+        signature: dict[str, Any],
+    ) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.canonicalize = canonicalize
+        self.learner = learner
+        self.path = state_dir / SNAPSHOT_NAME if state_dir is not None else None
+        self.signature = signature
+        #: requests each rule filtered, by their URL: given back if it is retracted
+        self._held: dict[RuleKey, dict[str, Request]] = {}
+        self._held_count = 0
+        crawler.signals.connect(self._content_decided, signal=dedup_signals.content_decided)
+        crawler.signals.connect(self._response_received, signal=scrapy_signals.response_received)
+
+    # Life cycle
+
+    def open(self) -> None:
+        """Take back the rules of earlier runs from the state directory."""
+        if self.path is None:
+            return
+        check_not_missing(self.path, "set DEDUP_URL_LEARN = False to crawl without them; ")
+        snapshot = read_snapshot(self.path, SNAPSHOT_KIND, self.signature)
+        if snapshot is None:
+            return
+        _, payload = snapshot
+        try:
+            self.learner.restore(json.loads(payload))
+        except ValueError as exc:
+            raise StateFileError(
+                f"{self.path} is corrupt ({exc}): restore it, or remove it to learn "
+                "URL rules afresh"
+            ) from exc
+        learned = self.learner.learned()
+        if learned:
+            logger.info(
+                "Learned URL rules from earlier runs: %(rules)s",
+                {"rules": ", ".join(str(rule.key) for rule in learned)},
+            )
+
+    def close(self) -> None:
+        self.save()
+        self.publish_stats()
+
+    def save(self) -> None:
+        if self.path is not None:
+            save_rules(self.path.parent, self.learner, self.signature)
+
+    def publish_stats(self) -> None:
+        rules = self.learner.rules.values()
+        self.stats.set_value("dedup/url/learned/rules", sum(r.state == LEARNED for r in rules))
+        self.stats.set_value(
+            "dedup/url/learned/pages_not_remembered", self.learner.pages_not_remembered
+        )
+
+    # Applying
+
+    def rewrite(self, canonical: str) -> tuple[str, list[RuleKey]]:
+        return self.learner.rewrite(canonical)
+
+    def filter(self, request: Request, keys: list[RuleKey]) -> bool:
+        """Whether *request*, whose URL *keys* rewrote to one seen before, is to be
+        filtered: ``False`` for one in ``DEDUP_URL_LEARN_VERIFY_EVERY``, downloaded to
+        check that the rules still hold. A URL met again counts once."""
+        url = self.canonicalize(request.url)
+        held = self._held.setdefault(keys[0], {})
+        if url in held:
+            return True
+        if self._held_count < MAX_HELD_REQUESTS:
+            held[url] = request
+            self._held_count += 1
+        else:
+            self.stats.inc_value("dedup/url/learned/not_held")
+        if self.learner.filtered(keys):
+            self.stats.inc_value("dedup/url/learned/filtered")
+            return True
+        self.stats.inc_value("dedup/url/learned/verified")
+        del held[url]
+        self._held_count -= 1
+        return False
+
+    # Evidence
+
+    def declared(self, page: str, declared: str) -> None:
+        """A page at canonical URL *page* declared canonical URL *declared*, believed."""
+        self._apply(self.learner.observe_declared(page, declared))
+
+    def _response_received(self, response: Response, request: Request) -> None:
+        if request.method == "GET" and response.status == 200 and response.body:
+            body_id = hashlib.blake2b(response.body, digest_size=16).hexdigest()
+            self._observe(self.learner.observe_body, response.url, body_id)
+
+    def _content_decided(self, url: str, content_key: str) -> None:
+        if url:
+            self._observe(self.learner.observe, url, content_key)
+
+    def _observe(self, observe: Callable[[str, str], list[RuleEvent]], url: str, id_: str) -> None:
+        """Observe the page at its canonical URL, and at that URL as the learned rules
+        rewrite it: ``/a?ref=x&share=y`` pairs with ``/a?share=y`` once ``ref`` is learned."""
+        canonical = self.canonicalize(url)
+        events = observe(canonical, id_)
+        rewritten, rules = self.learner.rewrite(canonical)
+        if rules:
+            events += observe(rewritten, id_)
+        self._apply(events)
+
+    def _apply(self, events: list[RuleEvent]) -> None:
+        if not events:
+            return
+        for event in events:
+            rule, (first, second) = event.rule, event.urls
+            if event.state == LEARNED:
+                self.stats.inc_value("dedup/url/learned/learned")
+                logger.info(
+                    "Learned URL rule %(rule)s: %(pages)d pages served the same content "
+                    "with and without it (the last: %(first)s and %(second)s); later "
+                    "requests differing only by it are filtered",
+                    {
+                        "rule": rule.key,
+                        "pages": rule.confirmations,
+                        "first": first,
+                        "second": second,
+                    },
+                )
+            elif event.state == REFUSED:
+                self.stats.inc_value("dedup/url/learned/refused")
+                logger.debug(
+                    "Not learning URL rule %(rule)s: %(first)s and %(second)s differ in content",
+                    {"rule": rule.key, "first": first, "second": second},
+                )
+            elif event.state == RETRACTED:
+                self.stats.inc_value("dedup/url/learned/retracted")
+                given_back = self._give_back(rule.key)
+                logger.warning(
+                    "Retracted learned URL rule %(rule)s: %(first)s and %(second)s differ in "
+                    "content; %(count)d requests it filtered are scheduled again",
+                    {"rule": rule.key, "first": first, "second": second, "count": given_back},
+                )
+        try:
+            self.save()
+        except OSError as exc:
+            logger.error(
+                "Cannot save the learned URL rules in %(path)s: %(error)s",
+                {"path": self.path, "error": exc},
+            )
+        self.publish_stats()
+
+    def _give_back(self, key: RuleKey) -> int:
+        held = self._held.pop(key, {})
+        self._held_count -= len(held)
+        engine = self.crawler.engine
+        if engine is None:
+            return 0
+        for request in held.values():
+            engine.crawl(request)
+        self.stats.inc_value("dedup/url/learned/rescheduled", len(held))
+        return len(held)
+
+
+class LearnedRulesMiddleware:
+    """Downloader middleware: drops a request that a URL rule learned after it was
+    scheduled makes a repeat (``IgnoreRequest``, counted in ``dedup/url/learned/filtered``).
+    The add-on enables it; it does nothing without :class:`~crawler.dupefilters.URLDupeFilter`."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def process_request(self, request: Request) -> None:
+        engine = self.crawler.engine
+        slot = getattr(engine, "_slot", None)
+        dupefilter = getattr(getattr(slot, "scheduler", None), "df", None)
+        check = getattr(dupefilter, "filtered_before_download", None)
+        if check is not None and check(request):
+            self.crawler.stats.inc_value("dedup/url/learned/dropped_before_download")
+            raise IgnoreRequest(f"a learned URL rule makes {request.url} a repeat")

@@ -1,0 +1,234 @@
+"""UrlRuleLearner: evidence, rules, counter-examples, verification and state (pure logic)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from crawler.url_learning import (
+    COLLECTING,
+    LEARNED,
+    REFUSED,
+    RETRACTED,
+    RuleKey,
+    UrlRuleLearner,
+)
+
+SITE = "http://s.example"
+
+
+def learner(**options):
+    options.setdefault("clock", lambda: 1000.0)
+    return UrlRuleLearner(**options)
+
+
+def observe_pages(rule_learner, pages, variant, *, same=True):
+    """Observe each page at its URL and at *variant* of it (a format with ``{page}``),
+    with one content when *same*, else two."""
+    events = []
+    for page in pages:
+        events += rule_learner.observe(f"{SITE}/{page}", f"{page}")
+        content = page if same else f"{page}-other"
+        events += rule_learner.observe(variant.format(page=page), content)
+    return events
+
+
+def states(events):
+    return [(str(event.rule.key), event.state) for event in events]
+
+
+def test_a_parameter_is_learned_after_min_evidence_distinct_pages():
+    rules = learner(min_evidence=3)
+    assert states(observe_pages(rules, ["a", "b"], SITE + "/{page}?ref=nav")) == []
+    assert not rules
+    assert states(observe_pages(rules, ["c"], SITE + "/{page}?ref=side")) == [
+        ("s.example: ?ref", LEARNED)
+    ]
+    assert rules.rewrite(f"{SITE}/z?id=4&ref=x") == (
+        f"{SITE}/z?id=4",
+        [RuleKey("s.example", "param", "ref")],
+    )
+    rule = rules.rules[RuleKey("s.example", "param", "ref")]
+    assert (rule.confirmations, rule.counter_examples, rule.learned_at) == (3, 0, 1000.0)
+
+
+def test_values_of_one_page_count_as_one_page():
+    rules = learner(min_evidence=2)
+    rules.observe(f"{SITE}/a", "a")
+    for source in ("nav", "side", "footer", "mail"):
+        rules.observe(f"{SITE}/a?ref={source}", "a")
+    assert not rules
+    assert rules.rules[RuleKey("s.example", "param", "ref")].confirmations == 1
+
+
+def test_two_values_without_the_bare_url_are_evidence_too():
+    rules = learner(min_evidence=2)
+    for page in ("a", "b"):
+        rules.observe(f"{SITE}/{page}?ref=1", page)
+        events = rules.observe(f"{SITE}/{page}?ref=2", page)
+    assert states(events) == [("s.example: ?ref", LEARNED)]
+
+
+def test_the_bare_url_after_its_variants_pairs_with_them():
+    rules = learner(min_evidence=2)
+    for page in ("a", "b"):
+        rules.observe(f"{SITE}/{page}?from=x", page)
+        events = rules.observe(f"{SITE}/{page}", page)
+    assert states(events) == [("s.example: ?from", LEARNED)]
+
+
+def test_a_parameter_that_changes_content_is_refused_for_good():
+    rules = learner(min_evidence=2)
+    events = observe_pages(rules, ["list"], SITE + "/{page}?page=2", same=False)
+    assert states(events) == [("s.example: ?page", REFUSED)]
+    # later pages where it happens to change nothing do not bring it back
+    assert observe_pages(rules, ["a", "b", "c"], SITE + "/{page}?page=2") == []
+    assert rules.rewrite(f"{SITE}/d?page=3") == (f"{SITE}/d?page=3", [])
+    rule = rules.rules[RuleKey("s.example", "param", "page")]
+    assert rule.counter_example == [f"{SITE}/list", f"{SITE}/list?page=2"]
+
+
+def test_a_counter_example_retracts_a_learned_rule():
+    rules = learner(min_evidence=2)
+    observe_pages(rules, ["a", "b"], SITE + "/{page}?sort=asc")
+    assert rules.rewrite(f"{SITE}/c?sort=asc")[1]
+    events = observe_pages(rules, ["big-list"], SITE + "/{page}?sort=asc", same=False)
+    assert states(events) == [("s.example: ?sort", RETRACTED)]
+    assert rules.rewrite(f"{SITE}/c?sort=asc") == (f"{SITE}/c?sort=asc", [])
+    assert not rules
+
+
+def test_pages_differing_in_two_parameters_say_nothing():
+    rules = learner(min_evidence=1)
+    rules.observe(f"{SITE}/a", "a")
+    assert rules.observe(f"{SITE}/a?from=x&ref=y", "a") == []
+    assert rules.rules == {}
+
+
+def test_other_hosts_and_other_paths_are_not_paired():
+    rules = learner(min_evidence=1)
+    rules.observe(f"{SITE}/a", "a")
+    assert rules.observe("http://other.example/a?ref=1", "a") == []
+    assert rules.observe(f"{SITE}/b?ref=1", "a") == []
+
+
+def test_a_rule_holds_for_its_host_only():
+    rules = learner(min_evidence=1)
+    observe_pages(rules, ["a"], SITE + "/{page}?ref=x")
+    assert rules.rewrite("http://other.example/a?ref=x") == ("http://other.example/a?ref=x", [])
+
+
+def test_a_page_fetched_again_is_not_its_own_counter_example():
+    rules = learner(min_evidence=1)
+    rules.observe(f"{SITE}/a?v=1", "a")
+    assert rules.observe(f"{SITE}/a?v=1", "a changed since") == []
+    assert rules.rules == {}
+
+
+def test_a_path_alias_is_learned_and_removed():
+    rules = learner(min_evidence=2)
+    for directory in ("docs", "guide"):
+        rules.observe(f"{SITE}/{directory}", directory)
+        events = rules.observe(f"{SITE}/{directory}/index.html", directory)
+    assert states(events) == [("s.example: /index.html", LEARNED)]
+    assert rules.rewrite(f"{SITE}/api/index.html?x=1") == (
+        f"{SITE}/api?x=1",
+        [RuleKey("s.example", "alias", "index.html")],
+    )
+    assert rules.rewrite(f"{SITE}/index.html")[0] == f"{SITE}/"
+    assert rules.rewrite(f"{SITE}/api/main.html")[1] == []
+
+
+def test_rel_canonical_confirms_the_parameters_it_removes():
+    rules = learner(min_evidence=2)
+    assert rules.observe_declared(f"{SITE}/a?id=3&share=mail", f"{SITE}/a?id=3") == []
+    events = rules.observe_declared(f"{SITE}/b?share=x", f"{SITE}/b")
+    assert states(events) == [("s.example: ?share", LEARNED)]
+    assert rules.rules[RuleKey("s.example", "param", "share")].from_canonical == 2
+    # a declaration of another page, or that changes a value, is no evidence
+    assert rules.observe_declared(f"{SITE}/c?x=1", f"{SITE}/") == []
+    assert rules.observe_declared(f"{SITE}/c?page=2", f"{SITE}/c?page=1") == []
+    assert RuleKey("s.example", "param", "x") not in rules.rules
+
+
+def test_one_request_in_verify_every_is_let_through():
+    rules = learner(min_evidence=1, verify_every=4)
+    observe_pages(rules, ["a"], SITE + "/{page}?ref=x")
+    _, keys = rules.rewrite(f"{SITE}/b?ref=y")
+    decisions = [rules.filtered(keys) for _ in range(8)]
+    assert decisions == [True, True, True, False, True, True, True, False]
+    rule = rules.rules[keys[0]]
+    assert (rule.filtered, rule.verified) == (8, 2)
+
+
+def test_verify_every_0_never_lets_one_through():
+    rules = learner(min_evidence=1, verify_every=0)
+    observe_pages(rules, ["a"], SITE + "/{page}?ref=x")
+    _, keys = rules.rewrite(f"{SITE}/b?ref=y")
+    assert all(rules.filtered(keys) for _ in range(50))
+
+
+def test_state_round_trips_through_json():
+    rules = learner(min_evidence=2)
+    observe_pages(rules, ["a", "b"], SITE + "/{page}?ref=x")
+    observe_pages(rules, ["c"], SITE + "/{page}?page=2", same=False)
+    observe_pages(rules, ["d"], SITE + "/{page}?from=y")
+
+    restored = learner(min_evidence=2)
+    restored.restore(json.loads(json.dumps(rules.state())))
+
+    assert restored.rules == rules.rules
+    assert restored.rewrite(f"{SITE}/e?from=1&page=2&ref=3") == (
+        f"{SITE}/e?from=1&page=2",
+        [RuleKey("s.example", "param", "ref")],
+    )
+    assert restored.rules[RuleKey("s.example", "param", "from")].state == COLLECTING
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {},
+        {"rules": [{"host": "h"}]},
+        {"rules": [{"host": "h", "kind": "param", "name": "x", "state": "odd"}]},
+    ],
+)
+def test_a_foreign_state_is_refused(state):
+    with pytest.raises(ValueError, match="learned URL rule"):
+        learner().restore(state)
+
+
+def test_forget_drops_a_rule_and_its_evidence():
+    rules = learner(min_evidence=1)
+    observe_pages(rules, ["a"], SITE + "/{page}?ref=x")
+    observe_pages(rules, ["b"], SITE + "/{page}?from=x")
+    forgotten = rules.forget("s.example", "ref")
+    assert [str(rule.key) for rule in forgotten] == ["s.example: ?ref"]
+    assert rules.rewrite(f"{SITE}/c?from=1&ref=2") == (
+        f"{SITE}/c?ref=2",
+        [RuleKey("s.example", "param", "from")],
+    )
+    assert len(rules.forget("*", "*")) == 1
+    assert not rules
+
+
+def test_pages_beyond_max_pages_are_counted_not_remembered():
+    rules = learner(min_evidence=1, max_pages=2)
+    for page in ("a", "b", "c"):
+        rules.observe(f"{SITE}/{page}", page)
+    assert rules.pages_not_remembered == 1
+    assert rules.observe(f"{SITE}/c?ref=x", "c") == []
+
+
+@pytest.mark.parametrize("url", ["", "mailto:a@b.example", "ftp://s.example/a?x=1", "http:///a"])
+def test_urls_it_cannot_split_are_left_alone(url):
+    rules = learner(min_evidence=1)
+    assert rules.observe(url, "x") == []
+    assert rules.rewrite(url) == (url, [])
+
+
+@pytest.mark.parametrize("option", [{"min_evidence": 0}, {"verify_every": -1}])
+def test_bad_options_are_named(option):
+    with pytest.raises(ValueError, match=next(iter(option))):
+        UrlRuleLearner(**option)
