@@ -163,7 +163,7 @@ DEDUP_URL_LEARN = True
 DEDUP_URL_LEARN_MIN_EVIDENCE = 3
 
 #: One in N requests a learned rule filters is downloaded anyway, to verify the rule; 0: never.
-DEDUP_URL_LEARN_VERIFY_EVERY = 20
+DEDUP_URL_LEARN_VERIFY_EVERY = 50
 
 #: Lowercase URL paths, for sites whose paths are case-insensitive.
 DEDUP_URL_LOWERCASE_PATH = False

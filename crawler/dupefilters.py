@@ -42,7 +42,12 @@ from crawler.from_settings import (
     url_signature,
 )
 from crawler.frontier import Frontier
-from crawler.learned_rules import LearnedRules, learner_from_settings
+from crawler.learned_rules import (
+    LearnedRules,
+    SharedRules,
+    learner_from_settings,
+    shared_rules_key,
+)
 from crawler.redis_access import (
     PROBE_INTERVAL,
     RedisLeftAlone,
@@ -130,13 +135,16 @@ def _discard_scheduler_queue(queue_dir: Path) -> None:
 
 
 def _learned_rules(
-    crawler: Crawler, canonicalizer: UrlCanonicalizer, state_dir: Path | None
+    crawler: Crawler,
+    canonicalizer: UrlCanonicalizer,
+    state_dir: Path | None,
+    shared: SharedRules | None = None,
 ) -> LearnedRules | None:
     learner = learner_from_settings(crawler.settings)
     if learner is None:
         return None
     signature = {"canonical_rules": canonicalizer.rules.describe()}
-    return LearnedRules(crawler, canonicalizer, learner, state_dir, signature)
+    return LearnedRules(crawler, canonicalizer, learner, state_dir, signature, shared)
 
 
 def frontier_middleware_enabled(settings: BaseSettings) -> bool:
@@ -267,7 +275,12 @@ class URLDupeFilter(BaseDupeFilter):
                 canonicalizer,
                 redis_store,
                 frontier=_local_queue_frontier(settings, url_signature(rules, redis_store)),
-                learned=_learned_rules(crawler, canonicalizer, state_dir_from_settings(settings)),
+                learned=_learned_rules(
+                    crawler,
+                    canonicalizer,
+                    state_dir_from_settings(settings),
+                    SharedRules(redis_store.connection, shared_rules_key(redis_store.base)),
+                ),
                 debug=settings.getbool("DUPEFILTER_DEBUG"),
             )
             dupefilter.redis_error_policy = policy
@@ -340,6 +353,8 @@ class URLDupeFilter(BaseDupeFilter):
             )
         if self.learned is not None:
             self.learned.open()
+            if isinstance(self.seen, REDIS_SEEN_STORES):
+                self.learned.start_sharing()
         if self.frontier is not None:
             pending, queue_persisted = self.frontier.open()
             if pending and not queue_persisted:
@@ -509,7 +524,11 @@ class URLDupeFilter(BaseDupeFilter):
         if not self._opened:
             self.open()
         key = self._key(request)
-        if key in self._resuming or self._is_redirect(request) or self._last_rules:
+        if key in self._resuming or self._is_redirect(request):
+            return False
+        if self._last_rules:  # what a learned rule filters is counted in request_seen
+            request.meta[META_KEY] = key
+            request.meta[META_URL] = request.url
             return False
         try:
             seen = key in self.seen

@@ -19,11 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.asyncio import create_looping_call
 
 from crawler import defaults
 from crawler import signals as dedup_signals
@@ -34,7 +36,15 @@ from crawler.persistence import (
     read_snapshot,
     write_snapshot,
 )
-from crawler.url_learning import LEARNED, REFUSED, RETRACTED, LearnedRule, UrlRuleLearner
+from crawler.redis_access import RedisUnavailable
+from crawler.url_learning import (
+    COLLECTING,
+    LEARNED,
+    REFUSED,
+    RETRACTED,
+    LearnedRule,
+    UrlRuleLearner,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -46,6 +56,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
+    from crawler.redis_access import RedisConnection
     from crawler.url_learning import RuleEvent, RuleKey
     from crawler.urls import UrlCanonicalizer
 
@@ -105,6 +116,56 @@ def _utc(timestamp: float | None) -> str | None:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
 
 
+#: KEYS: the shared rules hash. ARGV: the rule's name, its state, its JSON. Stores the
+#: rule unless the hash holds it in a state that wins (refused or retracted over learned,
+#: learned over collecting); returns the JSON the hash holds then.
+_MERGE_RULE = """
+local rank = {collecting = 0, learned = 1, refused = 2, retracted = 2}
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current and rank[cjson.decode(current)['state']] >= rank[ARGV[2]] then
+  return current
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return ARGV[3]
+"""
+
+
+def shared_rules_key(seen_store_key: str) -> str:
+    """The Redis key of the learned rules shared by the workers of a seen store."""
+    return f"{seen_store_key}:url-rules"
+
+
+class SharedRules:
+    """The learned rules of every worker sharing a Redis seen store: a hash at
+    ``<DEDUP_REDIS_KEY>:url-rules``, rule name -> the rule's JSON. A worker publishes a
+    rule when it learns, refuses or retracts it (one atomic call, in which a refusal
+    wins), and reads the hash every :data:`SHARED_RULES_INTERVAL` seconds."""
+
+    def __init__(self, connection: RedisConnection, key: str) -> None:
+        self.connection = connection
+        self.key = key
+
+    def publish(self, rule: LearnedRule) -> LearnedRule:
+        """Store *rule*; the rule as the hash holds it afterwards."""
+        stored = self.connection.call(
+            self.connection.script(_MERGE_RULE),
+            keys=[self.key],
+            args=[str(rule.key), rule.state, json.dumps(asdict(rule), sort_keys=True)],
+        )
+        return LearnedRule(**json.loads(stored))
+
+    def read(self) -> list[LearnedRule]:
+        entries = self.connection.call(self.connection.client.hgetall, self.key)
+        return [LearnedRule(**json.loads(value)) for value in entries.values()]
+
+    def forget(self, names: list[str]) -> int:
+        return int(self.connection.call(self.connection.client.hdel, self.key, *names))
+
+
+#: Seconds between two reads of the rules other workers shared.
+SHARED_RULES_INTERVAL = 1.0
+
+
 def learner_from_settings(settings: BaseSettings) -> UrlRuleLearner | None:
     """A learner as the settings ask for, or ``None`` when ``DEDUP_URL_LEARN`` is off."""
     if not settings.getbool("DEDUP_URL_LEARN", defaults.DEDUP_URL_LEARN):
@@ -138,8 +199,12 @@ class LearnedRules:
         learner: UrlRuleLearner,
         state_dir: Path | None,
         signature: dict[str, Any],
+        shared: SharedRules | None = None,
     ) -> None:
         self.crawler = crawler
+        self.shared = shared
+        self._sharing_warned = False
+        self._reading: Any = None
         self.stats = crawler.stats
         self.canonicalize = canonicalize
         self.learner = learner
@@ -176,7 +241,48 @@ class LearnedRules:
                 {"rules": ", ".join(str(rule.key) for rule in learned)},
             )
 
+    def start_sharing(self) -> None:
+        """Read the rules other workers shared now, then every :data:`SHARED_RULES_INTERVAL`."""
+        if self.shared is None or self._reading is not None:
+            return
+        self.read_shared()
+        self._reading = create_looping_call(self.read_shared)
+        self._reading.start(SHARED_RULES_INTERVAL, now=False)
+
+    def read_shared(self) -> None:
+        assert self.shared is not None
+        try:
+            rules = self.shared.read()
+        except RedisUnavailable as exc:
+            self._sharing_failed(exc)
+            return
+        except (ValueError, TypeError) as exc:
+            self._sharing_failed(exc)
+            return
+        events = []
+        for rule in rules:
+            events += self.learner.adopt(rule)
+        shared = {rule.key for rule in rules}
+        for key, rule in list(self.learner.rules.items()):
+            if rule.state != COLLECTING and key not in shared:  # scrapy dedup-forget --rule
+                self.learner.forget(key.host, key.name)
+                logger.info("URL rule %(rule)s forgotten", {"rule": key})
+        self._apply(events)
+
+    def _sharing_failed(self, error: Exception) -> None:
+        if not self._sharing_warned:
+            self._sharing_warned = True
+            logger.warning(
+                "Cannot share learned URL rules through Redis (%(error)s): this worker "
+                "learns and applies its own meanwhile",
+                {"error": error},
+            )
+
     def close(self) -> None:
+        if self._reading is not None:
+            self._reading.stop()
+            self._reading = None
+            self.read_shared()  # the rules in force at the end, for the stats
         self.save()
         self.publish_stats()
 
@@ -245,9 +351,20 @@ class LearnedRules:
     def _apply(self, events: list[RuleEvent]) -> None:
         if not events:
             return
+        if self.shared is not None:
+            events = events + [
+                outcome for event in events if not event.adopted for outcome in self._publish(event)
+            ]
         for event in events:
             rule, (first, second) = event.rule, event.urls
-            if event.state == LEARNED:
+            if event.adopted:
+                logger.info(
+                    "URL rule %(rule)s %(state)s by another worker",
+                    {"rule": rule.key, "state": event.state},
+                )
+                if event.state == RETRACTED:
+                    self._give_back(rule.key)
+            elif event.state == LEARNED:
                 self.stats.inc_value("dedup/url/learned/learned")
                 logger.info(
                     "Learned URL rule %(rule)s: %(pages)d pages served the same content "
@@ -282,6 +399,16 @@ class LearnedRules:
                 {"path": self.path, "error": exc},
             )
         self.publish_stats()
+
+    def _publish(self, event: RuleEvent) -> list[RuleEvent]:
+        """Share what *event* decided; the other workers' decision when it wins."""
+        assert self.shared is not None
+        try:
+            stored = self.shared.publish(event.rule)
+        except RedisUnavailable as exc:
+            self._sharing_failed(exc)
+            return []
+        return self.learner.adopt(stored) if stored.state != event.rule.state else []
 
     def _give_back(self, key: RuleKey) -> int:
         held = self._held.pop(key, {})

@@ -1,13 +1,17 @@
 """Learned URL rules: query parameters and index-page aliases that make no
-difference on a site, learned from what the content level decided.
+difference on a site, learned from pages served twice and from what the content
+level decided.
 
 * **Evidence** comes in pairs of pages whose canonical URLs differ in one
   *dimension* only: a query parameter (present in one URL and absent from the
   other, or with another value), or a path alias (``/docs/index.html`` next to
-  ``/docs``). Two such pages with one content (the content level kept one and
-  dropped the other as its copy) confirm that the dimension changes nothing on
-  that host; two pages with different contents are a counter-example. A
-  ``rel="canonical"`` that removes parameters from its page's URL confirms them too.
+  ``/docs``). Two such pages with one content (identical bodies, or the content
+  level kept one and dropped the other as its copy) confirm that the dimension
+  changes nothing on that host; two pages the content level keeps as two texts
+  are a counter-example. Two pages with one content whose URLs each add another
+  dimension to a third URL (``/a?ref=x`` and ``/a?share=y``) confirm both; with
+  two contents they say nothing. A ``rel="canonical"`` that removes parameters
+  from its page's URL confirms them too.
 * **A rule** is learned once ``min_evidence`` distinct pages confirmed the
   dimension and none contradicted it. The URL level then removes the dimension
   from every later URL of the host before it looks the URL up (:meth:`UrlRuleLearner.rewrite`).
@@ -106,6 +110,8 @@ class RuleEvent(NamedTuple):
     rule: LearnedRule
     state: str
     urls: tuple[str, str]
+    #: taken from another worker (:meth:`UrlRuleLearner.adopt`), not from evidence here
+    adopted: bool = False
 
 
 class _Parts(NamedTuple):
@@ -156,6 +162,8 @@ class _PageTable:
         #: digest of a URL without one dimension -> (dimension, value, content digest, URL)
         self._variants: dict[bytes, list[tuple[tuple[str, str], str, bytes, str]]] = {}
         self.not_remembered = 0
+        #: host -> (URL, content digest) of its pages with a dimension, to pair again
+        self.with_dimensions: dict[str, list[tuple[str, bytes]]] = {}
 
     def add(
         self, parts: _Parts, url: str, content: bytes
@@ -174,8 +182,13 @@ class _PageTable:
                 pairs.append((kind, name, skeleton_digest, earlier[0] == content, earlier[1]))
             variants = self._variants.setdefault(skeleton_digest, [])
             for dimension, other_value, other_content, other_url in variants:
-                if dimension == (kind, name) and other_value != value:
-                    pairs.append((kind, name, skeleton_digest, other_content == content, other_url))
+                if dimension == (kind, name):
+                    if other_value != value:
+                        same = other_content == content
+                        pairs.append((kind, name, skeleton_digest, same, other_url))
+                elif other_content == content:  # two dimensions apart: both confirmed
+                    pairs.append((kind, name, skeleton_digest, True, other_url))
+                    pairs.append((*dimension, skeleton_digest, True, other_url))
             if room and len(variants) < _VARIANTS_PER_SKELETON:
                 variants.append(((kind, name), value, content, url))
         # earlier URLs with one more dimension than this one
@@ -183,9 +196,15 @@ class _PageTable:
             pairs.append((kind, name, url_digest, other_content == content, other_url))
         if room:
             self._pages[url_digest] = (content, url)
+            if parts.fields or segment_is_alias(parts.path):
+                self.with_dimensions.setdefault(parts.host, []).append((url, content))
         else:
             self.not_remembered += 1
         return pairs
+
+
+def segment_is_alias(path: str) -> bool:
+    return path.rsplit("/", 1)[-1].lower() in PATH_ALIASES
 
 
 def _dimensions(parts: _Parts) -> Iterator[tuple[tuple[str, str], str, str]]:
@@ -196,7 +215,7 @@ def _dimensions(parts: _Parts) -> Iterator[tuple[tuple[str, str], str, str]]:
         others = [f for f in parts.fields if _field_name(f) != name]
         yield ("param", name), value, _join(parts, parts.path, others)
     segment = parts.path.rsplit("/", 1)[-1]
-    if segment.lower() in PATH_ALIASES:
+    if segment_is_alias(parts.path):
         yield (
             ("alias", segment.lower()),
             segment,
@@ -223,7 +242,7 @@ class UrlRuleLearner:
         self,
         *,
         min_evidence: int = 3,
-        verify_every: int = 20,
+        verify_every: int = 50,
         max_pages: int = 1_000_000,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -262,11 +281,22 @@ class UrlRuleLearner:
     def _observe(
         self, table: _PageTable, url: str, content_id: str, *, contradict: bool
     ) -> list[RuleEvent]:
+        events: list[RuleEvent] = []
+        self._pair(table, url, _digest(content_id), contradict, events)
+        return events
+
+    def _pair(
+        self,
+        table: _PageTable,
+        url: str,
+        content: bytes,
+        contradict: bool,
+        events: list[RuleEvent],
+    ) -> None:
         parts = _split(url)
         if parts is None:
-            return []
-        events: list[RuleEvent] = []
-        for kind, name, page, same, other_url in table.add(parts, url, _digest(content_id)):
+            return
+        for kind, name, page, same, other_url in table.add(parts, url, content):
             rule = self._rule(RuleKey(parts.host, kind, name))
             if not same:
                 if contradict:
@@ -275,7 +305,6 @@ class UrlRuleLearner:
                 self._learn(rule, (other_url, url), events)
             elif rule.state == LEARNED:
                 self._confirm(rule, page)
-        return events
 
     @property
     def pages_not_remembered(self) -> int:
@@ -327,6 +356,17 @@ class UrlRuleLearner:
         rule.learned_at = self._clock()
         self._activate(rule.key)
         events.append(RuleEvent(rule, LEARNED, urls))
+        self._pair_again(rule.host, events)
+
+    def _pair_again(self, host: str, events: list[RuleEvent]) -> None:
+        """Pair the pages of *host* observed so far again, under their URLs as the rules
+        now rewrite them: ``/a?ref=x`` observed before ``ref`` was learned pairs with
+        ``/a?share=y`` once it is, at once rather than when ``/a`` is downloaded again."""
+        for table, contradict in ((self._contents, True), (self._bodies, False)):
+            for url, content in list(table.with_dimensions.get(host, ())):
+                rewritten, rules = self.rewrite(url)
+                if rules:
+                    self._pair(table, rewritten, content, contradict, events)
 
     def _contradict(
         self, rule: LearnedRule, urls: tuple[str, str], events: list[RuleEvent]
@@ -411,6 +451,29 @@ class UrlRuleLearner:
 
     def learned(self) -> list[LearnedRule]:
         return [rule for rule in self.rules.values() if rule.state == LEARNED]
+
+    def adopt(self, shared: LearnedRule) -> list[RuleEvent]:
+        """Take the state another worker's learner reached for a rule: a refusal or
+        a retraction wins over a learned rule, which wins over evidence still being
+        collected. A rule learned here and refused there is retracted here."""
+        rank = {COLLECTING: 0, LEARNED: 1, REFUSED: 2, RETRACTED: 2}
+        rule = self._rule(shared.key)
+        if rank.get(shared.state, 0) <= rank[rule.state]:
+            return []
+        urls = tuple(shared.counter_example) if len(shared.counter_example) == 2 else ("", "")
+        if shared.state == LEARNED:
+            rule.state, rule.learned_at = LEARNED, shared.learned_at
+            self._activate(rule.key)
+        else:
+            rule.counter_examples = max(rule.counter_examples, shared.counter_examples)
+            rule.counter_example = list(shared.counter_example)
+            self._confirmed_on.pop(rule.key, None)
+            if rule.state == LEARNED:
+                rule.state, rule.retracted_at = RETRACTED, shared.retracted_at or self._clock()
+                self._deactivate(rule.key)
+            else:
+                rule.state = shared.state
+        return [RuleEvent(rule, rule.state, (urls[0], urls[1]), adopted=True)]
 
     def forget(self, host: str, name: str) -> list[LearnedRule]:
         """Drop the rules of *host* (``"*"``: every host) for the parameter or alias

@@ -22,6 +22,7 @@ SMALL_RUNS = {
     "content": (["--pages", "3"], True),
     "crawl_overhead": (["--pages", "3", "--rounds", "1"], True),
     "dedup_text": (["--repeat", "1"], True),
+    "learned_rules": (["--products", "12"], False),
     "neardup_index": (
         [
             *("--docs", "3000", "--peer-docs", "1000", "--queries", "50"),

@@ -9,8 +9,10 @@ import re
 import pytest
 
 from crawler.demo.param_site import IRRELEVANT_PARAMS, RELEVANT_PARAMS, ParamSite
-from crawler.learned_rules import SNAPSHOT_NAME
-from tests.conftest import run_scrapy, scrapy_command, scrapy_crawl_command
+from crawler.learned_rules import SNAPSHOT_NAME, SharedRules
+from crawler.redis_access import RedisConnection
+from crawler.url_learning import LearnedRule
+from tests.conftest import run_scrapy, scrapy_command, scrapy_crawl_command, start_scrapy
 
 PRODUCTS = 150
 LEARNED = re.compile(r"Learned URL rule [^:]+:\d+: \?(\w+)")
@@ -96,3 +98,61 @@ def test_rules_persist_and_can_be_inspected_and_forgotten(shop, tmp_path):
     log = crawl(shop, *job)
     assert re.search(r"Learned URL rules from earlier runs: .*\?from", log)
     assert "?ref" not in log.split("Learned URL rules from earlier runs: ")[1].splitlines()[0]
+
+
+def test_a_refusal_wins_in_the_shared_rules(redis_server):
+    shared = SharedRules(RedisConnection(redis_server.url), "shop:dupefilter:url-rules")
+    learned = LearnedRule("s.example", "param", "sort", state="learned", confirmations=3)
+    refused = LearnedRule("s.example", "param", "sort", state="refused", counter_examples=1)
+
+    assert shared.publish(learned).state == "learned"
+    assert shared.publish(refused).state == "refused"
+    assert shared.publish(learned) == refused  # a later worker's evidence does not undo it
+    assert shared.read() == [refused]
+    assert shared.forget(["s.example: ?sort"]) == 1
+    assert shared.read() == []
+
+
+def test_workers_sharing_redis_learn_and_apply_the_same_rules(shop, redis_server):
+    workers = [
+        start_scrapy(
+            scrapy_crawl_command(
+                shop.url,
+                *("-s", "LOG_LEVEL=INFO", "-s", "DEDUP_URL_BACKEND=redis"),
+                *("-s", f"REDIS_URL={redis_server.url}", "-s", f"DEDUP_WORKER_ID=w{number}"),
+                *("-s", "SCHEDULER=crawler.schedulers.LeasingScheduler"),
+                *("-s", "SCHEDULER_PERSIST=True", "-s", "DEDUP_CONTENT_WORKERS=0"),
+            )
+        )
+        for number in range(2)
+    ]
+    logs = []
+    for worker in workers:
+        _, log = worker.communicate(timeout=300)
+        assert worker.returncode == 0, log[-3000:]
+        logs.append(log)
+
+    hits = shop.hits()
+    assert set(hits["by_resource"]) == resources(shop)  # none lost to a rule
+    assert hits["total"] / len(resources(shop)) <= 2.5  # 3.69 without learning
+    shared = SharedRules(RedisConnection(redis_server.url), "site:dupefilter:url-rules")
+    states = {rule.name: rule.state for rule in shared.read()}
+    assert {name for name, state in states.items() if state == "learned"} >= {"ref", "from", "v"}
+    assert not {name for name, state in states.items() if state == "learned"} & set(RELEVANT_PARAMS)
+    learned = [name for name, state in states.items() if state == "learned"]
+    for log in logs:  # each worker applies the shared rules, learned here or by the other
+        rules_in_force = re.findall(r"'dedup/url/learned/rules': (\d+)", log)
+        assert 3 <= int(rules_in_force[-1]) <= len(learned)
+        adopted = re.findall(r"URL rule \S+ \?(\w+) learned by another worker", log)
+        assert set(adopted) <= set(learned)
+
+    redis_settings = ["-s", "DEDUP_URL_BACKEND=redis", "-s", f"REDIS_URL={redis_server.url}"]
+    inspected = scrapy_command("dedup-inspect", "--json", *redis_settings)
+    assert inspected.returncode == 0, inspected.stderr
+    listed = {
+        rule["rule"].split(": ")[1] for rule in json.loads(inspected.stdout)["learned_url_rules"]
+    }
+    assert listed == {f"?{name}" for name in states}
+    forgotten = scrapy_command("dedup-forget", "--rule", "*", *redis_settings)
+    assert forgotten.returncode == 0, forgotten.stderr
+    assert shared.read() == []

@@ -232,3 +232,49 @@ def test_urls_it_cannot_split_are_left_alone(url):
 def test_bad_options_are_named(option):
     with pytest.raises(ValueError, match=next(iter(option))):
         UrlRuleLearner(**option)
+
+
+def test_a_rule_learned_by_another_worker_is_adopted():
+    elsewhere = learner(min_evidence=1)
+    observe_pages(elsewhere, ["a"], SITE + "/{page}?ref=x")
+    here = learner(min_evidence=1)
+
+    events = here.adopt(elsewhere.rules[RuleKey("s.example", "param", "ref")])
+
+    assert [(str(event.rule.key), event.state, event.adopted) for event in events] == [
+        ("s.example: ?ref", LEARNED, True)
+    ]
+    assert here.rewrite(f"{SITE}/b?ref=y")[0] == f"{SITE}/b"
+    assert here.adopt(elsewhere.rules[RuleKey("s.example", "param", "ref")]) == []
+
+
+def test_a_refusal_elsewhere_retracts_a_rule_learned_here():
+    here = learner(min_evidence=1)
+    observe_pages(here, ["a"], SITE + "/{page}?sort=asc")
+    elsewhere = learner(min_evidence=1)
+    observe_pages(elsewhere, ["list"], SITE + "/{page}?sort=asc", same=False)
+
+    events = here.adopt(elsewhere.rules[RuleKey("s.example", "param", "sort")])
+
+    assert [event.state for event in events] == [RETRACTED]
+    assert events[0].urls == (f"{SITE}/list", f"{SITE}/list?sort=asc")
+    assert not here
+    # and a learned rule elsewhere does not undo a refusal here
+    learned = learner(min_evidence=1)
+    observe_pages(learned, ["b"], SITE + "/{page}?sort=asc")
+    assert here.adopt(learned.rules[RuleKey("s.example", "param", "sort")]) == []
+
+
+def test_urls_two_parameters_apart_with_one_content_confirm_both():
+    rules = learner(min_evidence=2)
+    for page in ("a", "b"):
+        rules.observe(f"{SITE}/{page}?ref=x", page)
+        events = rules.observe(f"{SITE}/{page}?share=y", page)
+    assert sorted(states(events)) == [("s.example: ?ref", LEARNED), ("s.example: ?share", LEARNED)]
+
+
+def test_urls_two_parameters_apart_with_two_contents_say_nothing():
+    rules = learner(min_evidence=1)
+    rules.observe(f"{SITE}/a?page=2", "a2")
+    assert rules.observe(f"{SITE}/a?sort=asc", "a-sorted") == []
+    assert all(rule.state == COLLECTING for rule in rules.rules.values())

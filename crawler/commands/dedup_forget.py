@@ -33,7 +33,12 @@ from crawler.from_settings import (
     url_backend_from_settings,
     url_rules_from_settings,
 )
-from crawler.learned_rules import read_saved_rules, save_rules
+from crawler.learned_rules import (
+    SharedRules,
+    read_saved_rules,
+    save_rules,
+    shared_rules_key,
+)
 from crawler.open_files import processes_holding
 from crawler.persistence import StateFileError, read_header, signature_difference
 from crawler.redis_access import RedisUnavailable, redact
@@ -100,8 +105,8 @@ class Command(ScrapyCommand):
         settings, spider_name = spider_settings(self.settings, opts.spider)
         if opts.rule:
             try:
-                dropped = forget_rules(settings, opts.rule)
-            except (CannotForget, StateFileError, ValueError) as exc:
+                dropped = forget_rules(settings, spider_name, opts.rule)
+            except (CannotForget, StateFileError, RedisUnavailable, ValueError) as exc:
                 print(f"dedup-forget: {exc}", file=sys.stderr)
                 self.exitcode = 1
                 return
@@ -223,9 +228,28 @@ def parse_rule(text: str) -> tuple[str, str]:
     return host, name[1:]
 
 
-def forget_rules(settings: BaseSettings, rules: list[str]) -> list[tuple[str, int]]:
-    """Drop learned URL rules from the state directory; each with how many it matched."""
+def forget_rules(
+    settings: BaseSettings, spider_name: str, rules: list[str]
+) -> list[tuple[str, int]]:
+    """Drop learned URL rules from the state directory, or from Redis for the Redis
+    backends (at any time: running workers drop them at their next read); each with
+    how many it matched."""
     wanted = [(rule, parse_rule(rule)) for rule in rules]
+    backend = url_backend_from_settings(settings)
+    if backend in REDIS_BACKENDS:
+        store = redis_seen_store(settings, spider_name, backend)
+        store.connection.open()
+        shared = SharedRules(store.connection, shared_rules_key(store.base))
+        present = shared.read()
+        dropped = []
+        for rule, (host, name) in wanted:
+            matching = [
+                str(entry.key)
+                for entry in present
+                if host in ("*", entry.host) and name in ("*", entry.name)
+            ]
+            dropped.append((rule, shared.forget(matching) if matching else 0))
+        return dropped
     state_dir = state_dir_from_settings(settings, check_free=False)
     if state_dir is None:
         raise CannotForget(

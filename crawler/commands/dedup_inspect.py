@@ -33,7 +33,12 @@ from crawler.from_settings import (
     state_dir_setting,
     url_backend_from_settings,
 )
-from crawler.learned_rules import describe_rule, read_saved_rules
+from crawler.learned_rules import (
+    SharedRules,
+    describe_rule,
+    read_saved_rules,
+    shared_rules_key,
+)
 from crawler.persistence import StateFileError, signature_difference
 from crawler.redis_access import RedisUnavailable, redact
 
@@ -200,11 +205,11 @@ def _inspect_redis(settings: BaseSettings, spider_name: str, backend: str) -> di
     content_index = None
     if content_backend(settings) == "redis":
         content_index = _inspect_redis_content(settings, spider_name)
-    state_dir = state_dir_from_settings(settings, check_free=False)
+    shared = SharedRules(store.connection, shared_rules_key(store.base)).read()
     return {
         "url_store": url_store,
         "content_index": content_index,
-        "learned_url_rules": _learned_rules(state_dir) if state_dir is not None else None,
+        "learned_url_rules": [describe_rule(rule) for rule in shared] or None,
     }
 
 
