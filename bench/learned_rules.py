@@ -48,10 +48,13 @@ MODES: dict[str, list[str]] = {
     "learning": [],
 }
 LEARNED = re.compile(r"Learned URL rule \S+ (\?\w+|/\S+): (\d+) pages")
+RETRACTED = re.compile(r"Retracted learned URL rule \S+ (\?\w+|/\S+):")
 
 
-def start_server(products: int, seed: int) -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-m", "crawler.demo.server", "--site", "params"]
+def start_server(
+    products: int, seed: int, site: str = "params"
+) -> tuple[subprocess.Popen[str], str]:
+    command = [sys.executable, "-m", "crawler.demo.server", "--site", site]
     command += ["--articles", str(products), "--seed", str(seed)]
     server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None
@@ -106,6 +109,7 @@ def crawl(url: str, mode: str) -> dict[str, Any]:
         "resources_downloaded": sorted(hits["by_resource"]),
         "by_parameter": dict(by_parameter(hits["by_target"])),
         "learned": {name: int(pages) for name, pages in LEARNED.findall(completed.stderr)},
+        "retracted": RETRACTED.findall(completed.stderr),
     }
 
 
@@ -115,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=1, help="crawls of each mode")
     parser.add_argument("--json", type=Path, help="write the raw numbers here")
+    parser.add_argument(
+        "--tabs-runs", type=int, default=3, help="crawls of the site with a `tab` parameter"
+    )
     args = parser.parse_args(argv)
     began = time.perf_counter()
     resources = ParamSite(products=args.products, seed=args.seed).resources
@@ -131,6 +138,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.terminate()
         server.wait()
+    # the hard case: a parameter that changes one page in ten
+    tabs_server, tabs_url = start_server(args.products, args.seed, "params-tabs")
+    try:
+        tabs_runs = [crawl(tabs_url, "learning") for _ in range(args.tabs_runs)]
+    finally:
+        tabs_server.terminate()
+        tabs_server.wait()
+    tabs_resources = ParamSite(products=args.products, seed=args.seed, tabs=True).resources
 
     print(f"# Learned URL rules: downloads per resource ({len(resources)} resources)\n")
     print(
@@ -158,12 +173,26 @@ def main(argv: list[str] | None = None) -> int:
         counts = [runs[mode][0]["by_parameter"].get(name, 0) for mode in MODES]
         verdict = str(learned[name]) if name in learned else "not learned"
         print(f"| `{name}` | " + " | ".join(map(str, counts)) + f" | {verdict} |")
+    print(
+        "\nWith `?tab=reviews` on every product page (`--site params-tabs`: it shows the "
+        "reviews of one product in ten, the description of the others), learning, "
+        f"{args.tabs_runs} crawls:\n"
+    )
+    print("| crawl | downloads a resource | pages never downloaded | `tab` |")
+    print("|---|---:|---:|---|")
+    for number, run in enumerate(tabs_runs, 1):
+        missing = len(tabs_resources - set(run["resources_downloaded"]))
+        tab = "learned" if "?tab" in run["learned"] else "not learned"
+        if "?tab" in run["retracted"]:
+            tab = "learned, then retracted"
+        print(f"| {number} | {run['downloads'] / len(tabs_resources):.3f} | {missing} | {tab} |")
     print(f"\nMachine: {json.dumps(machine_facts('scrapy'))}")
     print(
         f"Command: `{shlex.join([sys.executable, *sys.argv])}`; {time.perf_counter() - began:.0f} s"
     )
     if args.json:
-        args.json.write_text(json.dumps({"resources": len(resources), "runs": runs}, indent=2))
+        raw = {"resources": len(resources), "runs": runs, "tabs_runs": tabs_runs}
+        args.json.write_text(json.dumps(raw, indent=2))
     return 0
 
 

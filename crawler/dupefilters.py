@@ -488,7 +488,12 @@ class URLDupeFilter(BaseDupeFilter):
             return False
         if self._last_rules:
             assert self.learned is not None
-            return self.learned.filter(request, self._last_rules)
+            if self.learned.filter(request, self._last_rules):
+                return True
+            # downloaded to verify the rules: not to be dropped before download
+            request.meta[META_KEY] = key
+            request.meta[META_URL] = request.url
+            return False
         return True
 
     def filtered_before_download(self, request: Request) -> bool:

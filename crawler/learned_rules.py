@@ -417,7 +417,8 @@ class LearnedRules:
         if engine is None:
             return 0
         for request in held.values():
-            engine.crawl(request)
+            # its own key was recorded when it was scheduled, before the rule
+            engine.crawl(request.replace(dont_filter=True))
         self.stats.inc_value("dedup/url/learned/rescheduled", len(held))
         return len(held)
 

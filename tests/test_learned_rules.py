@@ -7,9 +7,13 @@ import json
 import re
 
 import pytest
+from scrapy import Request, Spider
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
 
 from crawler.demo.param_site import IRRELEVANT_PARAMS, RELEVANT_PARAMS, ParamSite
-from crawler.learned_rules import SNAPSHOT_NAME, SharedRules
+from crawler.dupefilters import URLDupeFilter
+from crawler.learned_rules import SNAPSHOT_NAME, SharedRules, read_saved_rules
 from crawler.redis_access import RedisConnection
 from crawler.url_learning import LearnedRule
 from tests.conftest import run_scrapy, scrapy_command, scrapy_crawl_command, start_scrapy
@@ -40,9 +44,12 @@ def test_learning_downloads_each_resource_about_once(shop, tmp_path):
     assert set(hits["by_resource"]) == resources(shop)  # none lost to a rule
     per_resource = hits["total"] / len(resources(shop))
     assert per_resource <= 1.3, per_resource
-    learned = set(LEARNED.findall(log))
+    saved = read_saved_rules(tmp_path / "job")
+    assert saved is not None
+    learned = {rule.name for rule in saved[0].learned()}
     assert {"ref", "from", "share", "v"} <= learned <= set(IRRELEVANT_PARAMS)
     assert not learned & set(RELEVANT_PARAMS)
+    assert set(LEARNED.findall(log)) == learned
     filtered = [json.loads(line) for line in audit.read_text().splitlines()]
     by_rule = [line for line in filtered if "learned_rules" in line]
     assert by_rule
@@ -156,3 +163,70 @@ def test_workers_sharing_redis_learn_and_apply_the_same_rules(shop, redis_server
     forgotten = scrapy_command("dedup-forget", "--rule", "*", *redis_settings)
     assert forgotten.returncode == 0, forgotten.stderr
     assert shared.read() == []
+
+
+def test_a_rule_retracted_gives_back_the_requests_it_filtered(demo_site_process_factory):
+    """``tab`` changes one product page in ten: the other pages confirm it changes nothing,
+    a crawl may learn it before a page with reviews says otherwise. One request at a time
+    makes the order, and so the outcome, the same in every run: with one filtered request
+    in ten verified, the rule is learned, then retracted by a verification download."""
+    server = demo_site_process_factory(site="params-tabs", articles=60)
+    log = crawl(
+        server,
+        *("-s", "CONCURRENT_REQUESTS=1", "-s", "DEDUP_URL_LEARN_VERIFY_EVERY=10"),
+        *("-s", "DEDUP_CONTENT_WORKERS=0"),
+    )
+
+    assert "Learned URL rule localhost:" in log and "?tab: " in log.split("Retracted")[0]
+    retracted = re.search(
+        r"Retracted learned URL rule \S+ \?tab: .* (\d+) requests it filtered", log
+    )
+    assert retracted, log[-3000:]
+    given_back = int(retracted.group(1))
+    assert given_back > 0
+    assert re.search(rf"'dedup/url/learned/rescheduled': {given_back}\b", log)
+    # every page downloaded, those the rule had filtered included
+    site = ParamSite(products=60, seed=server.seed, tabs=True)
+    assert set(server.hits()["by_resource"]) == site.resources
+
+
+def filter_with_a_learned_rule(**settings):
+    crawler = get_crawler(Spider, {"DEDUP_URL_BACKEND": "memory", **settings})
+    dupefilter = build_from_crawler(URLDupeFilter, crawler)
+    dupefilter.open()
+    learner = dupefilter.learned.learner
+    for page in ("a", "b", "c"):
+        learner.observe_body(f"http://s.example/{page}", page)
+        learner.observe_body(f"http://s.example/{page}?ref=x", page)
+    assert learner.rewrite("http://s.example/d?ref=y")[1]
+    return crawler, dupefilter
+
+
+def test_a_request_let_through_to_verify_a_rule_is_downloaded():
+    crawler, dupefilter = filter_with_a_learned_rule(DEDUP_URL_LEARN_VERIFY_EVERY=3)
+    assert not dupefilter.request_seen(Request("http://s.example/d"))
+    decisions = []
+    for source in ("nav", "side", "top"):
+        request = Request(f"http://s.example/d?ref={source}")
+        decisions.append(dupefilter.request_seen(request))
+    assert decisions == [True, True, False]
+    # scheduled to verify the rule: the check before download lets it through
+    assert not dupefilter.filtered_before_download(request)
+    assert crawler.stats.get_value("dedup/url/learned/verified") == 1
+    assert crawler.stats.get_value("dedup/url/learned/filtered") == 2
+    dupefilter.close("finished")
+
+
+def test_a_request_queued_before_a_rule_is_dropped_before_download_when_a_repeat():
+    crawler, dupefilter = filter_with_a_learned_rule()
+    learner = dupefilter.learned.learner
+    learner.forget("*", "*")
+    queued = [Request("http://s.example/d?ref=nav"), Request("http://s.example/d?ref=top")]
+    assert [dupefilter.request_seen(request) for request in queued] == [False, False]
+    for page in ("e", "f", "g"):  # the rule is learned after both were queued
+        learner.observe_body(f"http://s.example/{page}", page)
+        learner.observe_body(f"http://s.example/{page}?ref=x", page)
+
+    assert [dupefilter.filtered_before_download(request) for request in queued] == [False, True]
+    assert crawler.stats.get_value("dedup/url/learned/filtered") == 1
+    dupefilter.close("finished")

@@ -8,7 +8,9 @@ catalog, ``id`` of a spec sheet, ``q`` of a search, ``lang=fr``). No parameter o
 site is in :data:`crawler.tracking_params.DEFAULT_STRIP_PARAMS`.
 
 Serve it with ``python -m crawler.demo.server --site params``; ``--site params-relevant``
-serves it with only the parameters that change the page in its links.
+serves it with only the parameters that change the page in its links; ``--site params-tabs``
+adds ``?tab=reviews`` to every product page, which changes one product page in ten (a
+parameter that a few pages confirm as irrelevant, and that is not).
 """
 
 from __future__ import annotations
@@ -33,8 +35,12 @@ IRRELEVANT_PARAMS = {
     "hl": ("steel", "oak"),
     "v": ("2", "3"),
 }
-#: Parameters that select what the page shows.
-RELEVANT_PARAMS = ("page", "sort", "id", "q", "lang")
+#: Parameters that select what the page shows; with ``tabs``, also ``tab``, on some pages
+#: only: a product with reviews shows them at ``?tab=reviews``, one without shows its
+#: description there.
+RELEVANT_PARAMS = ("page", "sort", "id", "q", "lang", "tab")
+#: One product in this many has reviews (the first ones).
+REVIEWED_EVERY = 10
 
 PAGE_SIZE = 6
 SORTS = ("name", "price")
@@ -146,8 +152,10 @@ class ParamSite:
         seed: int = 11,
         *,
         irrelevant_links: bool = True,
+        tabs: bool = False,
     ):
         self.irrelevant_links = irrelevant_links
+        self.tabs = tabs
         self.host = host
         self.port = port
         self.products = _products(products, seed)
@@ -168,6 +176,8 @@ class ParamSite:
             for sort in SORTS
         }
         ids |= {f"/products/{product.slug}" for product in self.products}
+        if self.tabs:
+            ids |= {f"/products/{product.slug}?tab=reviews" for product in self.reviewed}
         ids |= {f"/item?id={product.index + 1}" for product in self.products}
         ids |= {f"/search?q={word}" for word in SEARCH_WORDS}
         ids |= {f"/guides/{guide}" for guide in GUIDES}
@@ -212,6 +222,8 @@ class ParamSite:
             product = self._by_slug.get(path[len("/products/") :])
             if product is None:
                 return None
+            if self.tabs and query.get("tab") == "reviews" and product in self.reviewed:
+                return f"{path}?tab=reviews", f"Reviews: {product.name}", self._reviews(product)
             return path, product.name, self._product(product)
         if path == "/item":
             number = query.get("id", "")
@@ -336,6 +348,8 @@ class ParamSite:
             self._a(f"/products/{product.slug}", "Full view", view="full"),
             self._a("/item", "Spec sheet", id=str(product.index + 1)),
         ]
+        if self.tabs and (self.irrelevant_links or product in self.reviewed):
+            actions.append(self._a(f"/products/{product.slug}", "Reviews", tab="reviews"))
         if product.material in SEARCH_WORDS:
             actions.append(self._a("/search", f"More in {product.material}", q=product.material))
         related_links = [
@@ -349,6 +363,23 @@ class ParamSite:
             + "</li><li>".join(related_links)
             + "</li></ul>"
             + self._footer(f"/products/{product.slug}")
+        )
+
+    @property
+    def reviewed(self) -> frozenset[Product]:
+        return frozenset(self.products[: len(self.products) // REVIEWED_EVERY])
+
+    def _reviews(self, product: Product) -> str:
+        rng = random.Random(product.index * 104729 + self._rng_seed)
+        reviews = "".join(
+            f"<li><p>{_paragraph(rng, 'review', 3)}</p><p>{rng.randint(1, 5)} stars</p></li>"
+            for _ in range(3)
+        )
+        return (
+            self._nav()
+            + f"<h1>Reviews of {html.escape(product.name)}</h1><ul>{reviews}</ul><p>"
+            + self._a(f"/products/{product.slug}", "Back to the product")
+            + "</p>"
         )
 
     def _item(self, product: Product) -> str:

@@ -113,13 +113,14 @@ class DemoHTTPServer(ThreadingHTTPServer):
     ) -> None:
         super().__init__((BIND_ADDRESS, port), DemoRequestHandler)
         self.site: DemoSite | ParamSite
-        if site in ("params", "params-relevant"):
+        if site.startswith("params"):
             self.site = ParamSite(
                 host_name,
                 self.server_address[1],
                 products=articles,
                 seed=seed,
-                irrelevant_links=site == "params",
+                irrelevant_links=site != "params-relevant",
+                tabs=site == "params-tabs",
             )
         else:
             self.site = build_site(
@@ -328,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
     parser.add_argument(
         "--site",
-        choices=("articles", "params", "params-relevant"),
+        choices=("articles", "params", "params-relevant", "params-tabs"),
         default="articles",
         help="the demo site, or a shop whose parameters no list knows",
     )
