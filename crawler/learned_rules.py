@@ -246,8 +246,12 @@ class LearnedRules:
         if self.shared is None or self._reading is not None:
             return
         self.read_shared()
-        self._reading = create_looping_call(self.read_shared)
-        self._reading.start(SHARED_RULES_INTERVAL, now=False)
+        try:
+            reading = create_looping_call(self.read_shared)
+        except RuntimeError:  # no reactor: not in a crawl (a test, a command)
+            return
+        self._reading = reading
+        reading.start(SHARED_RULES_INTERVAL, now=False)
 
     def read_shared(self) -> None:
         assert self.shared is not None

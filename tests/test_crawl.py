@@ -170,6 +170,22 @@ def test_demo_command_compares_with_stock_scrapy() -> None:
     assert rows["distinct pages and files downloaded"] == ["55", "55"]
     assert rows["downloads of an already downloaded page"] == ["54", "0"]
     assert "Dedup saved 56 of 114 downloads (49%)." in completed.stdout
+    shop = {}
+    for line in completed.stdout.splitlines():
+        if line.startswith("shop: "):
+            label, *counts = line.rsplit(None, 3)
+            shop[label] = counts
+    stock, fixed, learned = (int(count) for count in shop["shop: downloads"])
+    assert stock == fixed  # none of the shop's parameters is on a tracking list
+    assert learned < stock / 2
+    assert len(set(shop["shop: distinct pages downloaded"])) == 1  # every page, each crawl
+    learned_line = next(
+        line for line in completed.stdout.splitlines() if line.startswith("Learned: ")
+    )
+    learned_part, refused_part = learned_line.removeprefix("Learned: ").split("; ")
+    assert {"ref", "from"} <= set(learned_part.split(", "))
+    assert not {"page", "id", "q", "sort"} & set(learned_part.split(", "))
+    assert {"page", "id", "q", "sort"} <= set(refused_part.split(": ")[1].split(", "))
 
 
 @pytest.mark.parametrize("start", ["docs", "guides"])

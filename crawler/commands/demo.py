@@ -3,7 +3,9 @@
 Two copies of the demo site are served on 127.0.0.1; the ``site`` spider
 crawls one with Scrapy's stock dupefilter and the other with this
 extension, at the same time, and the command prints what each downloaded and
-what dedup filtered, and why.
+what dedup filtered, and why. Then three copies of a generated shop whose links
+carry parameters no tracking list knows (:mod:`crawler.demo.param_site`) are
+crawled with the stock dupefilter, the fixed rules only, and learned rules.
 """
 
 from __future__ import annotations
@@ -16,12 +18,17 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands import ScrapyCommand
 
 from crawler.demo.server import DemoServer
+from crawler.learned_rules import read_saved_rules
 from crawler.spiders.site import SiteSpider
+from crawler.url_learning import LEARNED, REFUSED, RETRACTED
 
 if TYPE_CHECKING:
     import argparse
 
     from scrapy.crawler import Crawler
+
+#: Products of the shop the demo crawls to show learned rules.
+SHOP_PRODUCTS = 150
 
 STOCK_SETTINGS = {
     "ADDONS": {},
@@ -53,6 +60,9 @@ class Command(ScrapyCommand):
         with (
             DemoServer(articles=opts.articles) as stock_site,
             DemoServer(articles=opts.articles) as dedup_site,
+            DemoServer(SHOP_PRODUCTS, site="params") as shop_stock,
+            DemoServer(SHOP_PRODUCTS, site="params") as shop_fixed,
+            DemoServer(SHOP_PRODUCTS, site="params") as shop_learning,
             tempfile.TemporaryDirectory(prefix="dedup-demo-") as state_dir,
         ):
             stock_url, dedup_url = stock_site.start(), dedup_site.start()
@@ -63,6 +73,14 @@ class Command(ScrapyCommand):
             )
             self.crawler_process.crawl(stock, url=stock_url)
             self.crawler_process.crawl(dedup, url=dedup_url)
+            shop_state = Path(state_dir, "shop")
+            shop_crawls: list[tuple[DemoServer, dict[str, Any]]] = [
+                (shop_stock, STOCK_SETTINGS),
+                (shop_fixed, {"DEDUP_URL_LEARN": False}),
+                (shop_learning, {"DEDUP_STATE_DIR": str(shop_state)}),
+            ]
+            for server, settings in shop_crawls:
+                self.crawler_process.crawl(self._site_crawler(settings), url=server.start())
             self.crawler_process.start()
             print(
                 report(
@@ -73,6 +91,7 @@ class Command(ScrapyCommand):
                 )
             )
             print(content_report(audit_path, dedup_url))
+            print(shop_report([server.hits() for server, _ in shop_crawls], shop_state))
 
     def _site_crawler(self, settings: dict[str, Any]) -> Crawler:
         assert self.crawler_process is not None
@@ -149,6 +168,36 @@ def report(
         f"Dedup saved {saved} of {stock_hits['total']} downloads "
         f"({saved / max(stock_hits['total'], 1):.0%})."
     )
+    return "\n".join(lines)
+
+
+def shop_report(hits: list[dict[str, Any]], state_dir: Path) -> str:
+    """Downloads of the shop by the stock, fixed-rules and learning crawls, and the
+    rules learned."""
+    rows = [
+        ("shop: downloads", [crawl["total"] for crawl in hits]),
+        ("shop: distinct pages downloaded", [len(crawl["by_resource"]) for crawl in hits]),
+    ]
+    width = max(len(label) for label, _ in rows)
+    lines = [
+        "",
+        "A shop whose links carry parameters no tracking list knows (?ref=, ?from=, "
+        "?view=full, ?share=, ?hl=, ?v=):",
+        f"{'':{width}}  {'stock Scrapy':>12}  {'fixed rules':>11}  {'learned rules':>13}",
+    ]
+    lines += [
+        f"{label:{width}}  {values[0]:>12}  {values[1]:>11}  {values[2]:>13}"
+        for label, values in rows
+    ]
+    saved = read_saved_rules(state_dir)
+    if saved is not None:
+        rules = saved[0].rules.values()
+        learned = sorted(rule.key.name for rule in rules if rule.state == LEARNED)
+        refused = sorted(rule.key.name for rule in rules if rule.state in (REFUSED, RETRACTED))
+        lines.append(
+            f"Learned: {', '.join(learned) or 'none'}; refused (they change the page): "
+            f"{', '.join(refused) or 'none'}"
+        )
     return "\n".join(lines)
 
 
