@@ -257,10 +257,7 @@ class LearnedRules:
         assert self.shared is not None
         try:
             rules = self.shared.read()
-        except RedisUnavailable as exc:
-            self._sharing_failed(exc)
-            return
-        except (ValueError, TypeError) as exc:
+        except (RedisUnavailable, ValueError, TypeError) as exc:  # away, or not our JSON
             self._sharing_failed(exc)
             return
         events = []
@@ -311,20 +308,18 @@ class LearnedRules:
         filtered: ``False`` for one in ``DEDUP_URL_LEARN_VERIFY_EVERY``, downloaded to
         check that the rules still hold. A URL met again counts once."""
         url = self.canonicalize(request.url)
-        held = self._held.setdefault(keys[0], {})
-        if url in held:
+        if url in self._held.get(keys[0], {}):
             return True
-        if self._held_count < MAX_HELD_REQUESTS:
-            held[url] = request
-            self._held_count += 1
-        else:
-            self.stats.inc_value("dedup/url/learned/not_held")
         if self.learner.filtered(keys):
             self.stats.inc_value("dedup/url/learned/filtered")
+            for key in keys:  # given back when any of its rules is retracted
+                if self._held_count < MAX_HELD_REQUESTS:
+                    self._held.setdefault(key, {})[url] = request
+                    self._held_count += 1
+                else:
+                    self.stats.inc_value("dedup/url/learned/not_held")
             return True
         self.stats.inc_value("dedup/url/learned/verified")
-        del held[url]
-        self._held_count -= 1
         return False
 
     # Evidence
@@ -417,6 +412,10 @@ class LearnedRules:
     def _give_back(self, key: RuleKey) -> int:
         held = self._held.pop(key, {})
         self._held_count -= len(held)
+        for others in self._held.values():  # held under another rule of the request too
+            for url in held.keys() & others.keys():
+                del others[url]
+                self._held_count -= 1
         engine = self.crawler.engine
         if engine is None:
             return 0

@@ -230,3 +230,15 @@ def test_a_request_queued_before_a_rule_is_dropped_before_download_when_a_repeat
     assert [dupefilter.filtered_before_download(request) for request in queued] == [False, True]
     assert crawler.stats.get_value("dedup/url/learned/filtered") == 1
     dupefilter.close("finished")
+
+
+def test_requests_past_the_held_limit_are_counted_and_still_verified(monkeypatch):
+    monkeypatch.setattr("crawler.learned_rules.MAX_HELD_REQUESTS", 1)
+    crawler, dupefilter = filter_with_a_learned_rule(DEDUP_URL_LEARN_VERIFY_EVERY=3)
+    assert not dupefilter.request_seen(Request("http://s.example/d"))
+    sources = ("nav", "side", "top", "foot", "mail", "menu")
+    decisions = [dupefilter.request_seen(Request(f"http://s.example/d?ref={s}")) for s in sources]
+    assert decisions == [True, True, False, True, True, False]
+    assert crawler.stats.get_value("dedup/url/learned/not_held") == 3
+    assert dupefilter.learned._held_count == 1
+    dupefilter.close("finished")
