@@ -223,6 +223,7 @@ class URLDupeFilter(BaseDupeFilter):
         self.filtered = 0
         self.filtered_by_rule: Counter[str] = Counter()
         self._resuming: set[bytes] = set()
+        self._resumed: set[bytes] = set()
         self._last_checked: tuple[Request | None, str] = (None, "")
         self._last_rules: list[RuleKey] = []
         self._pending_requests: list[bytes] = []
@@ -376,6 +377,7 @@ class URLDupeFilter(BaseDupeFilter):
         for serialized in self._pending_requests:
             request = request_from_dict(pickle.loads(serialized), spider=spider)
             self._resuming.add(request.meta[META_KEY])
+            self._resumed.add(request.meta[META_KEY])
             settled_items = self.frontier.settled_items.get(request.meta[META_KEY])
             if settled_items:
                 request.meta[META_ITEMS_SETTLED] = settled_items
@@ -496,11 +498,22 @@ class URLDupeFilter(BaseDupeFilter):
             return False
         return True
 
+    #: Whether :meth:`filtered_before_download` checks at all. A request taken back from a
+    #: killed worker (``LeasingScheduler`` turns it off) or resumed after a kill may find
+    #: its rewritten key recorded by its own first attempt: it must not be dropped.
+    recheck_before_download = True
+
     def filtered_before_download(self, request: Request) -> bool:
         """Whether *request*, about to be downloaded, is now a repeat under a rule
         learned since it was scheduled (its rewritten key is recorded for another
         request): a crawl queues most links before the first rule is learned."""
-        if self.learned is None or request.dont_filter or not self.learned.learner:
+        if (
+            self.learned is None
+            or not self.recheck_before_download
+            or request.dont_filter
+            or not self.learned.learner
+            or request.meta.get(META_KEY) in self._resumed
+        ):
             return False
         key = self._key(request)
         if not self._last_rules or key == request.meta.get(META_KEY):

@@ -183,6 +183,10 @@ class LeasingScheduler(Scheduler):
                 "ignore", r"Spider\.log\(\) is deprecated", ScrapyDeprecationWarning
             )
             super().open(spider)
+        if hasattr(self.df, "recheck_before_download"):
+            # a request taken back from a killed worker may find its rewritten key recorded
+            # by that worker's attempt: dropping it then would lose the page
+            self.df.recheck_before_download = False
         self.leases = RequestLeases(
             self.connection, self.queue.key, queue_kind(self.queue), self.worker_id, self.lease_ttl
         )

@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import time
 
 import pytest
 from scrapy import Request, Spider
@@ -141,7 +145,9 @@ def test_workers_sharing_redis_learn_and_apply_the_same_rules(shop, redis_server
 
     hits = shop.hits()
     assert set(hits["by_resource"]) == resources(shop)  # none lost to a rule
-    assert hits["total"] / len(resources(shop)) <= 2.5  # 3.69 without learning
+    # 3.69 without learning; LeasingScheduler does not drop before download the requests
+    # queued before a rule (a request taken back from a killed worker would be lost)
+    assert hits["total"] / len(resources(shop)) <= 3.2
     shared = SharedRules(RedisConnection(redis_server.url), "site:dupefilter:url-rules")
     states = {rule.name: rule.state for rule in shared.read()}
     assert {name for name, state in states.items() if state == "learned"} >= {"ref", "from", "v"}
@@ -242,3 +248,31 @@ def test_requests_past_the_held_limit_are_counted_and_still_verified(monkeypatch
     assert crawler.stats.get_value("dedup/url/learned/not_held") == 3
     assert dupefilter.learned._held_count == 1
     dupefilter.close("finished")
+
+
+def test_a_worker_killed_while_learning_loses_nothing(shop, redis_server):
+    """Two workers share the queue (leases), the seen store and the rules; one is killed
+    with SIGKILL a third of the way: the other finishes with every page downloaded, under
+    the rules both learned."""
+    command = scrapy_crawl_command(
+        shop.url,
+        *("-s", "LOG_LEVEL=INFO", "-s", "DEDUP_URL_BACKEND=redis"),
+        *("-s", f"REDIS_URL={redis_server.url}", "-s", "DEDUP_LEASE_TTL=2"),
+        *("-s", "SCHEDULER=crawler.schedulers.LeasingScheduler", "-s", "SCHEDULER_PERSIST=True"),
+        *("-s", "DEDUP_CONTENT_WORKERS=0", "-s", "DOWNLOAD_DELAY=0.01"),
+    )
+    victim = start_scrapy([*command, "-s", "DEDUP_WORKER_ID=victim"], stderr=subprocess.DEVNULL)
+    survivor = start_scrapy([*command, "-s", "DEDUP_WORKER_ID=survivor"])
+    deadline = time.monotonic() + 60
+    while shop.hits()["total"] < len(resources(shop)) // 3:
+        assert victim.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait(timeout=10)
+    _, log = survivor.communicate(timeout=300)
+    assert survivor.returncode == 0, log[-3000:]
+
+    assert set(shop.hits()["by_resource"]) == resources(shop)  # nothing lost
+    shared = SharedRules(RedisConnection(redis_server.url), "site:dupefilter:url-rules")
+    learned = {rule.name for rule in shared.read() if rule.state == "learned"}
+    assert {"ref", "from"} <= learned <= set(IRRELEVANT_PARAMS)
