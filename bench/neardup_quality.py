@@ -52,7 +52,11 @@ What the numbers mean, and what the script promises about them:
   and codes were changed, of its original and the original's copies. A sibling that only
   *adds* a spec line is its original plus one line, the edit a ``printed`` copy makes: a
   decision between it and its original's pages is neither right nor wrong (counted as
-  *not judged*), and a copy matched to it counts as found. A sibling whose main text
+  *not judged*), and a copy matched to it counts as found. So is a decision between a
+  sibling that changes sizes and a copy whose edit took every size and code of its page's
+  text out (a dropped paragraph that held the only size): the same edit of the sibling
+  gives the same text, and no detector that compares texts can tell which page it
+  came from (``Item.sizeless``; counted apart). A sibling whose main text
   comes out equal to the original's is left out (and counted), as is one whose normalized
   main text equals the original's or the other sibling's: the edit did not reach the text
   the detectors compare, and an equal text is an exact copy to each of them.
@@ -1006,6 +1010,9 @@ class Item:
     family: str
     #: For a sibling that adds a spec line to its original: the original's base.
     extends: str = ""
+    #: For a copy of a page whose siblings change its sizes and codes: the copy's edit
+    #: took every one of them out, so the same edit of a sibling gives the same text.
+    sizeless: bool = False
     #: How much text the whole page holds (0 when unknown).
     page_chars: int = 0
 
@@ -1015,6 +1022,22 @@ def related(first: Item, second: Item) -> bool:
     return (bool(first.extends) and first.extends == second.base) or (
         bool(second.extends) and second.extends == first.base
     )
+
+
+def sizeless_copy_and_sibling(first: Item, second: Item) -> bool:
+    """Whether one of two pages is a copy that lost every size and code in which the
+    other, a sibling of its page, differs from that page: the same edit of the sibling
+    gives the same text, so the copy is as much the sibling's copy as its page's."""
+
+    def copy_of(copy: Item, sibling: Item) -> bool:
+        return (
+            copy.sizeless
+            and sibling.kind == SIBLING
+            and not sibling.extends
+            and sibling.family == copy.family
+        )
+
+    return copy_of(first, second) or copy_of(second, first)
 
 
 def order_stream(items: Sequence[Item], seed: int) -> list[Item]:
@@ -1379,6 +1402,8 @@ class Evaluation:
     wrong: int = 0
     #: Decisions between a page and a sibling that adds a spec line to it (not judged).
     not_judged: int = 0
+    #: Decisions between a sibling and a copy that lost every size it changes (not judged).
+    not_judged_sizeless: int = 0
     wrong_same_template: int = 0
     #: Wrong decisions between the pages of one family: a base page, its copies and its
     #: same-template siblings.
@@ -1549,6 +1574,9 @@ def evaluate(
         if other.base != item.base and related(item, other):
             result.not_judged += 1
             continue
+        if other.base != item.base and sizeless_copy_and_sibling(item, other):
+            result.not_judged_sizeless += 1
+            continue
         result.decisions += 1
         result.exact_decisions += outcome.match_kind == "exact"
         result.stages[outcome.stage or "unknown"] += 1
@@ -1585,7 +1613,11 @@ def evaluate(
         later = item if position[item.key] > position[original.key] else original
         later_outcome = by_key[later.key]
         matched = items[later_outcome.match] if later_outcome.match is not None else None
-        found = matched is not None and (matched.base == item.base or related(matched, item))
+        found = matched is not None and (
+            matched.base == item.base
+            or related(matched, item)
+            or sizeless_copy_and_sibling(matched, item)
+        )
         result.found[item.kind] += found
         folder = item.base.partition("/")[0]
         result.positives_by_folder[folder] += 1
@@ -1647,10 +1679,13 @@ def count_negatives(
     extends = np.array(
         [base_numbers.get(item.extends, -1) if item.extends else -1 for item in stream]
     )
+    sizeless = np.array([item.sizeless for item in stream])
+    resized = np.array([item.kind == SIBLING and not item.extends for item in stream])
     # pages of one family (a base page, its copies and siblings) share a template
     family_numbers: dict[str, int] = {}
     for item in stream:
         family_numbers.setdefault(item.family, len(family_numbers))
+    families = np.array([family_numbers[item.family] for item in stream])
     template = np.array(
         [groups.get(item.family, -1 - family_numbers[item.family]) for item in stream]
     )
@@ -1669,8 +1704,12 @@ def count_negatives(
     for number in range(len(stream)):
         distances = np.bitwise_count(fingerprints ^ fingerprints[number]).astype(np.int64)
         # a page and a sibling that adds a spec line to it are not judged
+        one_family = families == families[number]
         other_base = (
-            (bases != bases[number]) & (extends != bases[number]) & (bases != extends[number])
+            (bases != bases[number])
+            & (extends != bases[number])
+            & (bases != extends[number])
+            & ~(one_family & ((sizeless[number] & resized) | (resized[number] & sizeless)))
         )
         later = np.arange(len(stream)) > number
         pairs = other_base & later
@@ -2046,6 +2085,10 @@ def print_quality_table(report: Report) -> None:
             lambda e: f"{e.not_judged:,}",
         ),
         row(
+            "decisions between a sibling and a copy that lost every size it changes (not judged)",
+            lambda e: f"{e.not_judged_sizeless:,}",
+        ),
+        row(
             "matches rejected by verification: all / of another base page / of its own",
             lambda e: f"{e.rejected:,} / {e.rejected_other_base:,} / {e.rejected_same_base:,}",
         ),
@@ -2280,6 +2323,7 @@ def build_items(
             )
         )
         original_normalized = normalize_text(survey.text)
+        original_names_sizes = bool(sibling_text(survey.text, 1)[1])
         sibling_texts: list[str] = []
         for variant in variants[page.page_id]:
             if variant.skipped:
@@ -2344,6 +2388,7 @@ def build_items(
                     variant.text,
                     page.page_id,
                     page_chars=variant.page_chars,
+                    sizeless=original_names_sizes and not sibling_text(variant.text, 1)[1],
                 )
             )
     counts["not_applicable"] = dict(not_applicable)

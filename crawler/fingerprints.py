@@ -74,7 +74,7 @@ __all__ = [
 
 #: Incremented whenever a change to normalization, features, weights or hashing can change
 #: the fingerprint or the content hash of some text.
-FINGERPRINT_VERSION = 4
+FINGERPRINT_VERSION = 5
 
 #: Size of a SimHash fingerprint, in bits.
 FINGERPRINT_BITS = 64
@@ -672,15 +672,17 @@ _NUMBER_TOKEN = re.compile(
     rf"(?: ?({_UNITS})(?![\da-z])|({_CHINESE_UNITS}))?"
 )
 _NUMBERS_SEED = 0x4E55
+# "20th", "3rd", "the 70s", "1990s": they rank or date, they do not name a thing
+_ORDINAL_OR_DECADE = re.compile(r"[0-9]+(?:st|nd|rd|th)|[0-9]*0s")
 #: Layout of :func:`numbers_signature`. The low bits: a set of the other numbers.
 NUMBERS_OTHER_BITS = 32
 #: Above them, the naming numbers: from the high bits, counters of a few bits each, how
 #: many numbers (modulo ``2**NUMBERS_COUNT_BITS``), the sum of their hashes (modulo
 #: ``2**NUMBERS_SUM_BITS``).
-NUMBERS_COUNTERS = 12
+NUMBERS_COUNTERS = 10
 NUMBERS_COUNTER_BITS = 2
 NUMBERS_COUNT_BITS = 6
-NUMBERS_SUM_BITS = 2
+NUMBERS_SUM_BITS = 6
 _OTHERS = (1 << NUMBERS_OTHER_BITS) - 1
 _COUNTERS_AT = NUMBERS_COUNT_BITS + NUMBERS_SUM_BITS
 
@@ -691,13 +693,14 @@ def numbers_signature(normalized: str) -> int:
     - Each run of ASCII letters and digits that holds a digit (``500``, ``1tb``,
       ``wd5000azlx``), with the numbers right after it (``1 9 3``: version 1.9.3), is one
       number, hashed with XXH64; the masked ``"0"`` of dates, times and counters is none.
-    - The numbers that name a thing are a run with letters (``1tb``, ``wd5000azlx``), a
-      number before a unit (``500 gb``, ``15 6 inch``, ``18米``) or after a label
-      (``sku 12345``, ``version 3``, ``货号 12``), each hashed with its unit or label:
+    - The numbers that name a thing are a run with letters (``1tb``, ``wd5000azlx``;
+      not an ordinal or a decade: ``20th``, ``70s``), a number before a unit (``500 gb``,
+      ``15 6 inch``, ``18米``) or after a label (``sku 12345``, ``version 3``,
+      ``货号 12``), each hashed with its unit or label:
       ``4 inch`` and ``12 inch`` differ even when the page names a 12 elsewhere. The high
-      32 bits count them, each occurrence once: their hashes spread them over 12
+      32 bits count them, each occurrence once: their hashes spread them over 10
       counters of 2 bits, then come how many there are (modulo 64) and the sum of their
-      hashes (modulo 4).
+      hashes (modulo 64).
     - The other numbers (``chapter 12``, ``top 10``) set one bit each in the low 32 bits.
       A page full of figures fills that set, not the naming numbers' counters.
 
@@ -719,7 +722,7 @@ def numbers_signature(normalized: str) -> int:
             continue
         elif label := _label_before(normalized, match.start()):
             token = label + token
-        elif token.replace(" ", "").isdigit():
+        elif token.replace(" ", "").isdigit() or _ORDINAL_OR_DECADE.fullmatch(token):
             naming = False
         digest = xxhash.xxh64_intdigest(token.encode(), _NUMBERS_SEED)
         if naming:
