@@ -356,6 +356,9 @@ class URLDupeFilter(BaseDupeFilter):
             self.learned.open()
             if isinstance(self.seen, REDIS_SEEN_STORES):
                 self.learned.start_sharing()
+            self.crawler.signals.send_catch_log(
+                dedup_signals.url_dupefilter_opened, dupefilter=self
+            )
         if self.frontier is not None:
             pending, queue_persisted = self.frontier.open()
             if pending and not queue_persisted:

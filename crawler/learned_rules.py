@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
+    from crawler.dupefilters import URLDupeFilter
     from crawler.redis_access import RedisConnection
     from crawler.url_learning import RuleEvent, RuleKey
     from crawler.urls import UrlCanonicalizer
@@ -428,21 +429,23 @@ class LearnedRules:
 
 class LearnedRulesMiddleware:
     """Downloader middleware: drops a request that a URL rule learned after it was
-    scheduled makes a repeat (``IgnoreRequest``, counted in ``dedup/url/learned/filtered``).
-    The add-on enables it; it does nothing without :class:`~crawler.dupefilters.URLDupeFilter`."""
+    scheduled makes a repeat (``IgnoreRequest``, counted in
+    ``dedup/url/learned/dropped_before_download``). The add-on enables it; it does nothing
+    without :class:`~crawler.dupefilters.URLDupeFilter`."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
+        self.dupefilter: URLDupeFilter | None = None
+        crawler.signals.connect(self._dupefilter_opened, signal=dedup_signals.url_dupefilter_opened)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
+    def _dupefilter_opened(self, dupefilter: URLDupeFilter) -> None:
+        self.dupefilter = dupefilter
+
     def process_request(self, request: Request) -> None:
-        engine = self.crawler.engine
-        slot = getattr(engine, "_slot", None)
-        dupefilter = getattr(getattr(slot, "scheduler", None), "df", None)
-        check = getattr(dupefilter, "filtered_before_download", None)
-        if check is not None and check(request):
+        if self.dupefilter is not None and self.dupefilter.filtered_before_download(request):
             self.crawler.stats.inc_value("dedup/url/learned/dropped_before_download")
             raise IgnoreRequest(f"a learned URL rule makes {request.url} a repeat")

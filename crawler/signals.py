@@ -15,3 +15,8 @@ request_items_settled = object()
 #: key of the page the content level kept for that content: the item's own URL when
 #: it is new) for each item it decided on; learned URL rules take their evidence from it.
 content_decided = object()
+
+#: Sent with ``dupefilter`` when :class:`~crawler.dupefilters.URLDupeFilter` opens, so
+#: that components that work with it (``LearnedRulesMiddleware``) find it whatever
+#: scheduler holds it.
+url_dupefilter_opened = object()

@@ -62,20 +62,23 @@ def test_values_of_one_page_count_as_one_page():
     assert rules.rules[RuleKey("s.example", "param", "ref")].confirmations == 1
 
 
-def test_two_values_without_the_bare_url_are_evidence_too():
+@pytest.mark.parametrize(
+    ("first", "second", "rule"),
+    [
+        # two values without the bare URL are evidence too
+        ("{page}?ref=1", "{page}?ref=2", "s.example: ?ref"),
+        # the bare URL after its variant pairs with it
+        ("{page}?from=x", "{page}", "s.example: ?from"),
+    ],
+)
+def test_two_urls_of_one_page_that_differ_in_one_parameter_are_evidence(
+    first: str, second: str, rule: str
+):
     rules = learner(min_evidence=2)
     for page in ("a", "b"):
-        rules.observe(f"{SITE}/{page}?ref=1", page)
-        events = rules.observe(f"{SITE}/{page}?ref=2", page)
-    assert states(events) == [("s.example: ?ref", LEARNED)]
-
-
-def test_the_bare_url_after_its_variants_pairs_with_them():
-    rules = learner(min_evidence=2)
-    for page in ("a", "b"):
-        rules.observe(f"{SITE}/{page}?from=x", page)
-        events = rules.observe(f"{SITE}/{page}", page)
-    assert states(events) == [("s.example: ?from", LEARNED)]
+        rules.observe(f"{SITE}/{first.format(page=page)}", page)
+        events = rules.observe(f"{SITE}/{second.format(page=page)}", page)
+    assert states(events) == [(rule, LEARNED)]
 
 
 def test_a_parameter_that_changes_content_is_refused_for_good():
