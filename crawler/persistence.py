@@ -66,6 +66,19 @@ def signature_difference(stored: Mapping[str, Any], current: Mapping[str, Any]) 
     return "; ".join(differences)
 
 
+def versions_differ(stored: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
+    """Whether two rules signatures differ in a version (``fingerprint.version``): data
+    written by another release of the extension, which no setting brings back.
+
+    >>> versions_differ({"fingerprint.version": 4}, {"fingerprint.version": 5})
+    True
+    """
+    return any(
+        name.endswith("version") and stored.get(name) != current.get(name)
+        for name in set(stored) | set(current)
+    )
+
+
 def _encode_header(magic: bytes, header: Mapping[str, Any]) -> bytes:
     encoded = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
     return magic + _HEADER_SIZE.pack(len(encoded)) + encoded
@@ -97,7 +110,14 @@ def _check_header(
         )
     if header.get("kind") != kind:
         raise StateFileError(f"{path} holds {header.get('kind')!r} state, expected {kind!r}")
-    difference = signature_difference(header.get("signature", {}), signature)
+    stored = header.get("signature", {})
+    difference = signature_difference(stored, signature)
+    if difference and versions_differ(stored, signature):
+        raise StateFileError(
+            f"{path} was written by another release of the extension ({difference}), "
+            f"whose fingerprints this one does not compare with. Resume it with that "
+            f"release, or point the crawl at another state directory to start afresh."
+        )
     if difference:
         raise StateFileError(
             f"{path} was written with other rules ({difference}). Restore the "

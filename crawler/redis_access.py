@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote_plus, urlsplit
 
 from crawler import defaults
-from crawler.persistence import signature_difference
+from crawler.persistence import signature_difference, versions_differ
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -357,7 +357,14 @@ class RedisConnection:
                 f"a rules signature (by another dupefilter, such as scrapy-redis's?); use "
                 f"another {key_setting}, or delete the key"
             )
-        difference = signature_difference(json.loads(stored_raw), signature)
+        stored = json.loads(stored_raw)
+        difference = signature_difference(stored, signature)
+        if difference and versions_differ(stored, signature):
+            raise RedisSignatureMismatch(
+                f"the data at Redis key {data_key!r} ({redact(self.url)}) was built by "
+                f"another release of the extension ({difference}); run every worker "
+                f"with that release, or use another {key_setting}"
+            )
         if difference:
             raise RedisSignatureMismatch(
                 f"the data at Redis key {data_key!r} ({redact(self.url)}) was built with "

@@ -210,6 +210,15 @@ def test_signature_mismatch_names_the_difference(redis_server):
         other.open({"rules": 2})
 
 
+def test_an_index_of_another_release_is_refused_naming_the_release(redis_server):
+    RedisContentIndex(RedisConnection(redis_server.url), "spider:content").open(
+        {"rules": 1, "fingerprint.version": 4}
+    )
+    other = RedisContentIndex(RedisConnection(redis_server.url), "spider:content")
+    with pytest.raises(RedisSignatureMismatch, match="another release of the extension"):
+        other.open({"rules": 1, "fingerprint.version": 5})
+
+
 def test_an_index_in_the_earlier_layout_is_refused_not_misread(redis_server):
     client = RedisConnection(redis_server.url)
     client.open()

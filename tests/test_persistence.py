@@ -42,6 +42,17 @@ def test_snapshot_with_other_rules_names_the_difference(tmp_path):
     assert str(path) in str(excinfo.value)
 
 
+def test_a_snapshot_of_another_release_says_no_setting_brings_it_back(tmp_path):
+    path = tmp_path / "state.snapshot"
+    write_snapshot(path, "content", {**SIGNATURE, "fingerprint.version": 4}, {}, b"x")
+    with pytest.raises(StateFileError) as excinfo:
+        read_snapshot(path, "content", {**SIGNATURE, "fingerprint.version": 5})
+    message = str(excinfo.value)
+    assert "another release of the extension (fingerprint.version: 4 -> 5)" in message
+    assert "Restore the settings" not in message
+    assert "another state directory to start afresh" in message
+
+
 def test_snapshot_of_another_kind(tmp_path):
     path = tmp_path / "state.snapshot"
     write_snapshot(path, "memory", SIGNATURE, {}, b"x")
