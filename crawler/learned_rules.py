@@ -21,7 +21,7 @@ import json
 import logging
 from dataclasses import asdict
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
-    from crawler.dupefilters import URLDupeFilter
     from crawler.redis_access import RedisConnection
     from crawler.url_learning import RuleEvent, RuleKey
     from crawler.urls import UrlCanonicalizer
@@ -427,6 +426,12 @@ class LearnedRules:
         return len(held)
 
 
+class FiltersBeforeDownload(Protocol):
+    """What :class:`LearnedRulesMiddleware` asks of the URL dupefilter."""
+
+    def filtered_before_download(self, request: Request) -> bool: ...
+
+
 class LearnedRulesMiddleware:
     """Downloader middleware: drops a request that a URL rule learned after it was
     scheduled makes a repeat (``IgnoreRequest``, counted in
@@ -435,14 +440,14 @@ class LearnedRulesMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.dupefilter: URLDupeFilter | None = None
+        self.dupefilter: FiltersBeforeDownload | None = None
         crawler.signals.connect(self._dupefilter_opened, signal=dedup_signals.url_dupefilter_opened)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    def _dupefilter_opened(self, dupefilter: URLDupeFilter) -> None:
+    def _dupefilter_opened(self, dupefilter: FiltersBeforeDownload) -> None:
         self.dupefilter = dupefilter
 
     def process_request(self, request: Request) -> None:
