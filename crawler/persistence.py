@@ -115,7 +115,7 @@ def _check_header(
     if difference and versions_differ(stored, signature):
         raise StateFileError(
             f"{path} was written by another release of the extension ({difference}), "
-            f"whose fingerprints this one does not compare with. Resume it with that "
+            f"whose keys or fingerprints this one computes otherwise. Resume it with that "
             f"release, or point the crawl at another state directory to start afresh."
         )
     if difference:
