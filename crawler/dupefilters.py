@@ -58,6 +58,7 @@ from crawler.request_keys import request_key
 from crawler.request_meta import (
     META_ITEMS_SETTLED,
     META_KEY,
+    META_TAKEN_BACK,
     META_UNCHECKED,
     META_URL,
     is_frontier_middleware,
@@ -502,8 +503,9 @@ class URLDupeFilter(BaseDupeFilter):
         return True
 
     #: Whether :meth:`filtered_before_download` checks at all. A request taken back from a
-    #: killed worker (``LeasingScheduler`` turns it off) or resumed after a kill may find
-    #: its rewritten key recorded by its own first attempt: it must not be dropped.
+    #: killed worker's leases (``LeasingScheduler`` marks it) or resumed from the local
+    #: frontier after a kill is never checked: it may find its rewritten key recorded by
+    #: its own first attempt, and must not be dropped.
     recheck_before_download = True
 
     def filtered_before_download(self, request: Request) -> bool:
@@ -516,6 +518,7 @@ class URLDupeFilter(BaseDupeFilter):
             or request.dont_filter
             or not self.learned.learner
             or request.meta.get(META_KEY) in self._resumed
+            or request.meta.get(META_TAKEN_BACK)
         ):
             return False
         key = self._key(request)

@@ -18,7 +18,9 @@ Keys, next to the queue key ``<queue>`` (e.g. ``site:requests``):
 * ``<queue>:workers``: a set of the workers that may hold leases;
 * ``<queue>:leases``: a hash of counters: ``next_id``, and ``held``, the
   leases held by all workers;
-* ``<queue>:undecodable``: a list of requests that could not be read back.
+* ``<queue>:undecodable``: a list of requests that could not be read back;
+* ``<queue>:reclaimed``: a set of the requests put back from a worker's leases
+  and not taken again yet (:attr:`Lease.reclaimed`).
 
 Every change to a lease is one Lua call, so a kill at any point, or two
 workers reclaiming the same leases, neither loses nor duplicates a request.
@@ -55,8 +57,9 @@ end
 """
 
 #: KEYS: queue, this worker's leases, counters, workers, this worker's
-#: heartbeat. ARGV: queue kind, worker id, ttl in ms. Pops the next request
-#: and leases it; returns {lease id, payload}, or nil when the queue is empty.
+#: heartbeat, reclaimed. ARGV: queue kind, worker id, ttl in ms. Pops the next
+#: request and leases it; returns {lease id, payload, 1 if it was reclaimed
+#: else 0}, or nil when the queue is empty.
 _TAKE = """
 local payload, score
 if ARGV[1] == 'priority' then
@@ -78,7 +81,7 @@ redis.call('HINCRBY', KEYS[3], 'held', 1)
 redis.call('HSET', KEYS[2], id, score .. ' ' .. payload)
 redis.call('SADD', KEYS[4], ARGV[2])
 redis.call('SET', KEYS[5], '1', 'PX', ARGV[3])
-return {id, payload}
+return {id, payload, redis.call('SREM', KEYS[6], payload)}
 """
 
 #: KEYS: the worker's leases, counters. ARGV: lease id. Returns 1 if the
@@ -92,8 +95,9 @@ return 0
 """
 
 #: KEYS: queue, the worker's leases, counters, workers, the worker's
-#: heartbeat. ARGV: queue kind, worker id, "force" to ignore the heartbeat.
-#: Returns the number of requests put back, or -1 when the worker is alive.
+#: heartbeat, reclaimed. ARGV: queue kind, worker id, "force" to ignore the
+#: heartbeat. Returns the number of requests put back, or -1 when the worker
+#: is alive.
 _RECLAIM = (
     _REQUEUE
     + """
@@ -110,6 +114,8 @@ end
 table.sort(ids, function(a, b) return a > b end)
 for _, id in ipairs(ids) do
   requeue(KEYS[1], ARGV[1], entries[id])
+  local entry = entries[id]
+  redis.call('SADD', KEYS[6], string.sub(entry, string.find(entry, ' ', 1, true) + 1))
 end
 redis.call('DEL', KEYS[2])
 if #ids > 0 then redis.call('HINCRBY', KEYS[3], 'held', -#ids) end
@@ -181,6 +187,9 @@ class Lease(NamedTuple):
 
     id: int
     payload: bytes
+    #: Whether it was put back from a worker's leases (a killed worker's, or one
+    #: returned at a stop): its first attempt may have recorded keys already.
+    reclaimed: bool = False
 
 
 class RequestLeases:
@@ -215,6 +224,7 @@ class RequestLeases:
         self.counters_key = f"{queue_key}:leases"
         self.workers_key = f"{queue_key}:workers"
         self.undecodable_key = f"{queue_key}:undecodable"
+        self.reclaimed_key = f"{queue_key}:reclaimed"
 
     def leases_key(self, worker_id: str) -> str:
         return f"{self.queue_key}:leases:{worker_id}"
@@ -236,13 +246,13 @@ class RequestLeases:
         ``None`` when the queue is empty."""
         result = self.connection.call(
             self.connection.script(_TAKE),
-            keys=self._worker_keys(self.worker_id),
+            keys=[*self._worker_keys(self.worker_id), self.reclaimed_key],
             args=[self.queue_kind, self.worker_id, self.ttl_ms],
         )
         if not result:
             return None
-        lease_id, payload = result
-        return Lease(int(lease_id), payload)
+        lease_id, payload, reclaimed = result
+        return Lease(int(lease_id), payload, bool(reclaimed))
 
     def release(self, lease_id: int) -> bool:
         """Give up a lease; ``False`` if this worker no longer held it."""
@@ -325,7 +335,7 @@ class RequestLeases:
     def _reclaim(self, worker_id: str, *, force: bool) -> int:
         count: int = self.connection.call(
             self.connection.script(_RECLAIM),
-            keys=self._worker_keys(worker_id),
+            keys=[*self._worker_keys(worker_id), self.reclaimed_key],
             args=[self.queue_kind, worker_id, "force" if force else ""],
         )
         return count
@@ -334,7 +344,7 @@ class RequestLeases:
         """Forget the leases of every worker, as when the queue is flushed
         for a new crawl (requests set aside as undecodable stay)."""
         workers = self.connection.call(self.connection.client.smembers, self.workers_key)
-        keys = [self.counters_key, self.workers_key]
+        keys = [self.counters_key, self.workers_key, self.reclaimed_key]
         for raw_id in workers:
             worker_id = raw_id.decode() if isinstance(raw_id, bytes) else str(raw_id)
             keys += [self.leases_key(worker_id), self.heartbeat_key(worker_id)]

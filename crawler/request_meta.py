@@ -20,6 +20,10 @@ META_UNCHECKED = "dedup_unchecked"
 META_ITEMS_SETTLED = "dedup_items_settled"
 #: The lease under which ``LeasingScheduler`` handed the request out.
 META_LEASE = "dedup_lease"
+#: True on a request that ``LeasingScheduler`` took back from a worker's leases (a killed
+#: worker's): its first attempt may have recorded keys for it, so the check just before
+#: download must not take it for a repeat.
+META_TAKEN_BACK = "dedup_taken_back"
 
 #: The middleware that reports a request finished once its callback's output is consumed.
 FRONTIER_MIDDLEWARE = "crawler.middlewares.FrontierMiddleware"

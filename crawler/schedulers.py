@@ -38,7 +38,12 @@ from crawler.redis_access import (
     redact,
     redis_params_from_settings,
 )
-from crawler.request_meta import FRONTIER_MIDDLEWARE, META_LEASE, is_frontier_middleware
+from crawler.request_meta import (
+    FRONTIER_MIDDLEWARE,
+    META_LEASE,
+    META_TAKEN_BACK,
+    is_frontier_middleware,
+)
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -183,10 +188,6 @@ class LeasingScheduler(Scheduler):
                 "ignore", r"Spider\.log\(\) is deprecated", ScrapyDeprecationWarning
             )
             super().open(spider)
-        if hasattr(self.df, "recheck_before_download"):
-            # a request taken back from a killed worker may find its rewritten key recorded
-            # by that worker's attempt: dropping it then would lose the page
-            self.df.recheck_before_download = False
         self.leases = RequestLeases(
             self.connection, self.queue.key, queue_kind(self.queue), self.worker_id, self.lease_ttl
         )
@@ -291,6 +292,8 @@ class LeasingScheduler(Scheduler):
                 )
                 continue
             request.meta[META_LEASE] = lease.id
+            if lease.reclaimed:
+                request.meta[META_TAKEN_BACK] = True
             self._held.add(lease.id)
             self._awaiting_response.add(lease.id)
             self._count("scheduler/dequeued/redis")

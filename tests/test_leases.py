@@ -132,6 +132,22 @@ def test_expired_worker_leases_go_back_unchanged(redis_server, client, kind):
     assert int(client.hget(f"{QUEUE}:leases", "held")) == 0
 
 
+@pytest.mark.parametrize("kind", ["priority", "fifo", "lifo"])
+def test_a_request_taken_back_from_a_dead_worker_says_so_once(redis_server, client, kind):
+    fill(client, kind, [b"a", b"b", b"c"])
+    dead = leases_for(redis_server, "dead", kind, ttl=1)
+    survivor = leases_for(redis_server, "survivor", kind)
+    first = dead.take()
+    assert first is not None and not first.reclaimed
+    time.sleep(1.1)
+    assert survivor.reclaim_expired() == 1
+    taken = [survivor.take() for _ in range(3)]
+    assert all(taken)
+    assert [lease.reclaimed for lease in taken if lease] == [True, False, False]
+    assert taken[0] is not None and taken[0].payload == first.payload  # popped next
+    assert client.scard(f"{QUEUE}:reclaimed") == 0  # the mark goes with the take
+
+
 def test_concurrent_reclaimers_put_each_lease_back_exactly_once(redis_server, client):
     payloads = [f"request-{i}".encode() for i in range(300)]
     fill(client, "fifo", payloads)  # a list: a request put back twice would show twice
