@@ -17,8 +17,9 @@ Usage (from the repository root)::
   of the site's resources; *coverage* is the share of resources downloaded at least once
   (below 1: a page lost).
 * **Cost of learning.** For each parameter, how many downloads of URLs carrying it each
-  crawl made: the learner's spending before its rule was learned, and its verification
-  budget after, against the fixed rules' spending on the same parameter.
+  crawl made, against the fixed rules' spending on the same parameter; and of those, the
+  downloads before its rule was learned (from the crawl's log: what learning it cost; the
+  rest are requests already queued or downloading then, and the verification budget).
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ MODES: dict[str, list[str]] = {
     "fixed rules": ["-s", "DEDUP_URL_LEARN=False"],
     "learning": [],
 }
-LEARNED = re.compile(r"Learned URL rule \S+ (\?\w+|/\S+): (\d+) pages")
+LEARNED = re.compile(
+    r"Learned URL rule \S+ (\?\w+|/\S+): (\d+) pages .*?after (\d+) downloads of URLs with it"
+)
 RETRACTED = re.compile(r"Retracted learned URL rule \S+ (\?\w+|/\S+):")
 
 
@@ -108,7 +111,10 @@ def crawl(url: str, mode: str) -> dict[str, Any]:
         "downloads": hits["total"],
         "resources_downloaded": sorted(hits["by_resource"]),
         "by_parameter": dict(by_parameter(hits["by_target"])),
-        "learned": {name: int(pages) for name, pages in LEARNED.findall(completed.stderr)},
+        "learned": {
+            name: [int(pages), int(spent)]
+            for name, pages, spent in LEARNED.findall(completed.stderr)
+        },
         "retracted": RETRACTED.findall(completed.stderr),
     }
 
@@ -167,12 +173,15 @@ def main(argv: list[str] | None = None) -> int:
     print("\nDownloads of URLs carrying each parameter (first run of each crawl):\n")
     names = sorted(set().union(*(run["by_parameter"] for run in (r[0] for r in runs.values()))))
     learned = runs["learning"][0]["learned"]
-    print("| parameter | stock | fixed rules | learning | rule learned after (pages) |")
-    print("|---|---:|---:|---:|---|")
+    print(
+        "| parameter | stock | fixed rules | learning | learned with (pages) "
+        "| downloads with it before learned |"
+    )
+    print("|---|---:|---:|---:|---|---:|")
     for name in names:
         counts = [runs[mode][0]["by_parameter"].get(name, 0) for mode in MODES]
-        verdict = str(learned[name]) if name in learned else "not learned"
-        print(f"| `{name}` | " + " | ".join(map(str, counts)) + f" | {verdict} |")
+        pages, spent = learned.get(name, ("not learned", ""))
+        print(f"| `{name}` | " + " | ".join(map(str, counts)) + f" | {pages} | {spent} |")
     print(
         "\nWith `?tab=reviews` on every product page (`--site params-tabs`: it shows the "
         "reviews of one product in ten, the description of the others), learning, "

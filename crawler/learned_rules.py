@@ -106,6 +106,7 @@ def describe_rule(rule: LearnedRule) -> dict[str, Any]:
         "retracted_at": _utc(rule.retracted_at),
         "requests_filtered": rule.filtered,
         "downloaded_to_verify": rule.verified,
+        "downloads_before_learned": rule.downloads_before,
         "counter_example": rule.counter_example,
     }
 
@@ -367,11 +368,13 @@ class LearnedRules:
                 self.stats.inc_value("dedup/url/learned/learned")
                 logger.info(
                     "Learned URL rule %(rule)s: %(pages)d pages served the same content "
-                    "with and without it (the last: %(first)s and %(second)s); later "
-                    "requests differing only by it are filtered",
+                    "with and without it (the last: %(first)s and %(second)s), after "
+                    "%(spent)d downloads of URLs with it; later requests differing only "
+                    "by it are filtered",
                     {
                         "rule": rule.key,
                         "pages": rule.confirmations,
+                        "spent": rule.downloads_before,
                         "first": first,
                         "second": second,
                     },

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -95,6 +96,8 @@ class LearnedRule:
     #: requests it filtered, and those let through anyway to verify it
     filtered: int = 0
     verified: int = 0
+    #: downloads of URLs with it, on its host, before it was learned: what learning it cost
+    downloads_before: int = 0
     #: a counter-example: the two URLs
     counter_example: list[str] = field(default_factory=list)
 
@@ -261,6 +264,8 @@ class UrlRuleLearner:
         self._confirmed_on: dict[RuleKey, set[bytes]] = {}
         self._contents = _PageTable(max_pages)
         self._bodies = _PageTable(max_pages)
+        #: downloads of URLs with each dimension not learned yet (as many as max_pages)
+        self._downloads: Counter[RuleKey] = Counter()
 
     # Evidence
 
@@ -275,7 +280,14 @@ class UrlRuleLearner:
     def observe_body(self, url: str, body_id: str) -> list[RuleEvent]:
         """As :meth:`observe`, with the digest of the downloaded body: known as soon as
         the page is, before the content level decides. Two equal bodies confirm;
-        two bodies that differ (a date, the URL written in the page) say nothing."""
+        two bodies that differ (a date, the URL written in the page) say nothing.
+        Each call is one download, counted for the dimensions of *url*."""
+        parts = _split(url)
+        if parts is not None:
+            for (kind, name), _, _ in _dimensions(parts):
+                key = RuleKey(parts.host, kind, name)
+                if key in self._downloads or len(self._downloads) < self.max_pages:
+                    self._downloads[key] += 1
         return self._observe(self._bodies, url, body_id, contradict=False)
 
     def _observe(
@@ -354,6 +366,7 @@ class UrlRuleLearner:
     def _learn(self, rule: LearnedRule, urls: tuple[str, str], events: list[RuleEvent]) -> None:
         rule.state = LEARNED
         rule.learned_at = self._clock()
+        rule.downloads_before = self._downloads[rule.key]
         self._activate(rule.key)
         events.append(RuleEvent(rule, LEARNED, urls))
         self._pair_again(rule.host, events)

@@ -53,6 +53,18 @@ def test_a_parameter_is_learned_after_min_evidence_distinct_pages():
     assert (rule.confirmations, rule.counter_examples, rule.learned_at) == (3, 0, 1000.0)
 
 
+def test_a_rule_counts_the_downloads_with_it_before_it_was_learned():
+    rules = learner(min_evidence=2)
+    rules.observe_body(f"{SITE}/x?ref=a&id=1", "x")  # a download with it that pairs with nothing
+    for page in ("a", "b", "c"):
+        rules.observe_body(f"{SITE}/{page}", page)
+        rules.observe_body(f"{SITE}/{page}?ref=nav", page)
+    rule = rules.rules[RuleKey("s.example", "param", "ref")]
+    assert rule.state == LEARNED
+    assert rule.downloads_before == 3  # x, a?ref, b?ref: learned on the second pair
+    assert rules.rules.get(RuleKey("s.example", "param", "id")) is None
+
+
 def test_values_of_one_page_count_as_one_page():
     rules = learner(min_evidence=2)
     rules.observe(f"{SITE}/a", "a")
