@@ -209,6 +209,12 @@ def filter_with_a_learned_rule(**settings):
     return crawler, dupefilter
 
 
+def learn_ref_from_new_pages(learner):
+    for page in ("e", "f", "g"):
+        learner.observe_body(f"http://s.example/{page}", page)
+        learner.observe_body(f"http://s.example/{page}?ref=x", page)
+
+
 def test_a_request_let_through_to_verify_a_rule_is_downloaded():
     crawler, dupefilter = filter_with_a_learned_rule(DEDUP_URL_LEARN_VERIFY_EVERY=3)
     assert not dupefilter.request_seen(Request("http://s.example/d"))
@@ -230,9 +236,7 @@ def test_a_request_queued_before_a_rule_is_dropped_before_download_when_a_repeat
     learner.forget("*", "*")
     queued = [Request("http://s.example/d?ref=nav"), Request("http://s.example/d?ref=top")]
     assert [dupefilter.request_seen(request) for request in queued] == [False, False]
-    for page in ("e", "f", "g"):  # the rule is learned after both were queued
-        learner.observe_body(f"http://s.example/{page}", page)
-        learner.observe_body(f"http://s.example/{page}?ref=x", page)
+    learn_ref_from_new_pages(learner)  # the rule is learned after both were queued
 
     assert [dupefilter.filtered_before_download(request) for request in queued] == [False, True]
     assert crawler.stats.get_value("dedup/url/learned/filtered") == 1
@@ -245,9 +249,7 @@ def test_a_request_taken_back_from_a_killed_worker_is_never_dropped_before_downl
     learner.forget("*", "*")
     request = Request("http://s.example/d?ref=nav")
     assert not dupefilter.request_seen(request)
-    for page in ("e", "f", "g"):
-        learner.observe_body(f"http://s.example/{page}", page)
-        learner.observe_body(f"http://s.example/{page}?ref=x", page)
+    learn_ref_from_new_pages(learner)
     # its first attempt, on the worker later killed, recorded the rewritten key
     assert not dupefilter.filtered_before_download(request.copy())
     taken_back = request.replace(meta={**request.meta, META_TAKEN_BACK: True})
