@@ -87,9 +87,10 @@ DEDUP_REDIS_CLUSTER = False
 #: Redis key prefix of the shared content index (``%(spider)s``: the spider's name).
 DEDUP_REDIS_CONTENT_KEY = "%(spider)s:content"
 
-#: Seconds Redis calls may wait in all for a server that fails (retries, and each
-#: call's wait for an answer, unless ``REDIS_PARAMS`` sets socket timeouts); after
-#: that a server that does not answer is left alone for 5 s at a time, and calls meet
+#: Seconds a Redis server that fails is given to come back (the requests met meanwhile
+#: are held and asked about again; the reactor never waits), and the longest a call
+#: waits for an answer unless ``REDIS_PARAMS`` sets socket timeouts; after that a server
+#: that does not answer is left alone for 5 s at a time, and calls meet
 #: ``DEDUP_REDIS_ON_ERROR`` at once.
 DEDUP_REDIS_FAULT_BUDGET = 2.0
 

@@ -11,6 +11,7 @@ by hand::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import pickle
 import shutil
@@ -42,6 +43,7 @@ from crawler.from_settings import (
     url_signature,
 )
 from crawler.frontier import Frontier
+from crawler.held_requests import HeldRequests
 from crawler.learned_rules import (
     LearnedRules,
     SharedRules,
@@ -50,6 +52,7 @@ from crawler.learned_rules import (
 )
 from crawler.redis_access import (
     PROBE_INTERVAL,
+    RedisFaultPending,
     RedisLeftAlone,
     RedisUnavailable,
     redact,
@@ -85,6 +88,10 @@ if TYPE_CHECKING:
     from crawler.url_learning import RuleKey
 
 logger = logging.getLogger(__name__)
+
+#: On a request held while Redis failed, whose add got no answer: the server may have
+#: applied it, so "seen" when it is asked again does not filter it.
+_META_ADD_UNANSWERED = "dedup_add_unanswered"
 
 REDIS_ERROR_POLICIES = ("stop", "allow")
 
@@ -240,6 +247,8 @@ class URLDupeFilter(BaseDupeFilter):
         self._closing_for_state = False
         self._unchecked: Request | None = None
         self._let_through_unchecked: set[bytes] = set()
+        self.held = HeldRequests(crawler)
+        self._held_since_warned = False
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
         crawler.signals.connect(
             self._request_items_settled, signal=dedup_signals.request_items_settled
@@ -407,6 +416,9 @@ class URLDupeFilter(BaseDupeFilter):
         if not self._ready or self._closed:
             return  # open() failed: leave the state directory as it was
         self._closed = True
+        held = self.held.release_all()
+        if held:
+            self.stats.inc_value("dedup/redis/stopped_unchecked", len(held))
         if self.learned is not None:
             self.learned.close()
         if self.frontier is not None:
@@ -415,7 +427,9 @@ class URLDupeFilter(BaseDupeFilter):
                 crawl_finished=reason == "finished",
                 # a request held back is in no queue: only its unfinished parent, in the
                 # journal, brings it back, so the next start must schedule from the journal
-                queue_persisted=bool(job_dir(self.crawler.settings)) and self._unchecked is None,
+                queue_persisted=bool(job_dir(self.crawler.settings))
+                and self._unchecked is None
+                and not held,
             )
         if isinstance(self.seen, JournaledSeenStore):
             self._update_store_stats()
@@ -479,18 +493,28 @@ class URLDupeFilter(BaseDupeFilter):
                 return False
             if self.frontier is not None:
                 self.frontier.finished(source_key)
+        if self.held:  # Redis fails: the next hand-back asks it again
+            return self.hold_for_redis(request)
         try:
             added = self._add(key, request)
+        except RedisFaultPending as exc:
+            if exc.may_have_applied:
+                request.meta[_META_ADD_UNANSWERED] = True
+            return self.hold_for_redis(request, exc)
         except RedisLeftAlone:  # reported when it failed
             return self._seen_without_redis(key, request, None)
         except RedisUnavailable as exc:
             return self._seen_without_redis(key, request, exc)
         except OSError as exc:
             return self._hold_back_unrecorded(request, exc)
+        if self._held_since_warned:
+            self._held_since_warned = False
+            logger.info("Redis answers again: the held requests go on")
         if added:
             self.new_urls += 1
             if not self.new_urls % 1000:
-                self._update_store_stats()
+                with contextlib.suppress(RedisUnavailable):  # figures for later: not a fault
+                    self._update_store_stats()
             return False
         if self._last_rules:
             assert self.learned is not None
@@ -572,7 +596,8 @@ class URLDupeFilter(BaseDupeFilter):
             connection = self.seen.connection
             retried_before = connection.retried
             added = self.seen.add(key)
-            if not added and connection.retried != retried_before:
+            unanswered_before = request.meta.pop(_META_ADD_UNANSWERED, False)
+            if not added and (unanswered_before or connection.retried != retried_before):
                 # the attempt that failed may have recorded the key itself: crawling
                 # the page twice is better than never
                 self.stats.inc_value("dedup/redis/retried_let_through")
@@ -582,6 +607,21 @@ class URLDupeFilter(BaseDupeFilter):
         if added:
             self._record_scheduled(key, request)
         return added
+
+    def hold_for_redis(self, request: Request, error: RedisFaultPending | None = None) -> bool:
+        """Hold *request* while Redis fails, for less than ``DEDUP_REDIS_FAULT_BUDGET`` so
+        far: the reactor never waits for the server; the engine gets the request again a
+        moment later. Also for a scheduler whose own Redis call failed so. Returns
+        ``True`` (not scheduled now)."""
+        self.stats.inc_value("dedup/redis/held")
+        if error is not None and not self._held_since_warned:
+            self._held_since_warned = True
+            logger.warning(
+                "%(error)s; holding requests meanwhile, counted in dedup/redis/held",
+                {"error": error},
+            )
+        self.held.hold(request)
+        return True
 
     def _seen_without_redis(
         self, key: bytes, request: Request, error: RedisUnavailable | None
@@ -755,7 +795,7 @@ class URLDupeFilter(BaseDupeFilter):
     _audit_opened = False
 
     def log(self, request: Request, spider: Spider) -> None:
-        if request is self._unchecked:
+        if request is self._unchecked or request.meta.get(META_UNCHECKED):
             return  # held back because Redis is away, not a duplicate: logged already
         if self.debug:
             msg = "Filtered duplicate request: %(request)s (referer: %(referer)s)"

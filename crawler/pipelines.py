@@ -29,6 +29,7 @@ from itemadapter import ItemAdapter
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
+from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.threads import deferToThread
 
 from crawler import defaults
@@ -61,7 +62,7 @@ from crawler.pages import (
     parent_main_hidden,
     start_worker,
 )
-from crawler.redis_access import RedisUnavailable, redact
+from crawler.redis_access import RedisFaultPending, RedisUnavailable, redact
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.redis_shards import REDIS_SEEN_STORES, RedisSeenStore
@@ -739,14 +740,39 @@ class ItemKeyPipeline:
                     {"fields": ", ".join(sorted(new_missing))},
                 )
             return item
+        key = item_key(self.fields, values)
         try:
-            new = self._is_new(item_key(self.fields, values), item)
+            new = self._is_new(key, item)
+        except RedisFaultPending as exc:
+            # the reactor does not wait for a server that fails: a thread asks it again
+            return deferred_from_coro(
+                self._asked_off_the_reactor(key, item, values, exc.may_have_applied)
+            )
         except RedisUnavailable as exc:
             self._redis_unavailable(exc)
             return item
+        return self._decided(new, item, values)
+
+    async def _asked_off_the_reactor(
+        self, key: bytes, item: Any, values: list[Any], may_have_applied: bool
+    ) -> Any:
+        try:
+            new = await _in_thread(self._is_new, key, item)
+        except RedisUnavailable as exc:
+            self._redis_unavailable(exc)
+            return item
+        if not new and may_have_applied:
+            # the first call may have recorded the key itself: not a repeat of another item
+            self.stats.inc_value("dedup/redis/retried_let_through")
+            new = True
+        return self._decided(new, item, values)
+
+    def _decided(self, new: bool, item: Any, values: list[Any]) -> Any:
+        """*item* if its key is *new*; otherwise counted, audited, and dropped."""
         if new:
             self.stats.inc_value("dedup/item/unique")
             return item
+        adapter = ItemAdapter(item)
         self.stats.inc_value("dedup/item/dropped")
         key_values = dict(zip(self.fields, values, strict=True))
         if self._audit is not None:

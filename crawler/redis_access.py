@@ -39,6 +39,17 @@ class RedisUnavailable(Exception):
     """Redis could not be reached, or stopped answering, after the retries."""
 
 
+class RedisFaultPending(RedisUnavailable):
+    """A call failed on the reactor thread, which never waits for a server: the server
+    has failed for less than ``DEDUP_REDIS_FAULT_BUDGET`` so far, and the caller is to
+    try again later (without blocking) rather than apply ``DEDUP_REDIS_ON_ERROR``."""
+
+    def __init__(self, message: str, *, may_have_applied: bool) -> None:
+        super().__init__(message)
+        #: the call got no answer: the server may have applied it
+        self.may_have_applied = may_have_applied
+
+
 class RedisLeftAlone(RedisUnavailable):
     """A call refused at once: the server failed a call moments ago and is left alone
     (:data:`PROBE_INTERVAL`); that failure was raised and reported already."""
@@ -145,6 +156,13 @@ def _faults() -> tuple[type[Exception], ...]:
     )
 
 
+def _may_wait() -> bool:
+    """Whether a call may pause between retries: anywhere but on the reactor's thread."""
+    from twisted.python import threadable
+
+    return not threadable.isInIOThread()
+
+
 @functools.cache
 def _unanswered() -> tuple[type[Exception], ...]:
     from redis import exceptions
@@ -167,13 +185,17 @@ class RedisConnection:
 
     * :meth:`open` connects and pings; an unreachable server raises
       :class:`RedisUnavailable` naming the URL (never the password);
-    * :meth:`call` runs one command, retrying faults (:func:`_faults`) up to *retries*
+    * :meth:`call` runs one command. Off the reactor's thread (a command-line tool, a
+      pipeline's worker thread) it retries faults (:func:`_faults`) up to *retries*
       times with exponential backoff from *backoff* seconds, logging each retry, then
-      raises :class:`RedisUnavailable`. Calls wait for a server that fails at most
-      *budget* seconds in all (the retries stop early when it is spent); after that,
-      a server that does not answer (or a cluster down) is left alone: calls raise at
-      once for :data:`PROBE_INTERVAL` seconds, then one call tries it again, with no
-      retries. A call that succeeds gives the whole budget back;
+      raises :class:`RedisUnavailable`; calls wait for a server that fails at most
+      *budget* seconds in all (the retries stop early when it is spent). On the
+      reactor's thread it never pauses: a fault raises :class:`RedisFaultPending` at
+      once while the server has been failing for less than *budget* seconds (the caller
+      tries again later), then :class:`RedisUnavailable`. After that, a server that does
+      not answer (or a cluster down) is left alone: calls raise at once for
+      :data:`PROBE_INTERVAL` seconds, then one call tries it again, with no retries. A
+      call that succeeds gives the whole budget back;
     * :meth:`script` registers a Lua script once; calls go by SHA (redis-py
       loads the script again by itself if the server lost it).
     """
@@ -203,6 +225,7 @@ class RedisConnection:
         #: calls refused at once while the server was left alone
         self.refused_while_down = 0
         self._waited = 0.0  # seconds calls waited for a failing server since a success
+        self._failing_since: float | None = None  # the first fault since a success
         self._down_until = 0.0
         self._down_error = ""
         self._client: redis.Redis | None = None
@@ -213,22 +236,22 @@ class RedisConnection:
         client = self._client
         if client is None:
             import redis  # the heavy import only when Redis is used
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
 
+            # redis-py does not retry by itself (by default it does, with sleeps: a
+            # cluster down blocked the reactor 12.6 s a call); call() decides
+            params = {"retry": Retry(NoBackoff(), 0), **self.params}
             if self.cluster:
-                from redis.backoff import NoBackoff
                 from redis.cluster import RedisCluster
-                from redis.retry import Retry
 
                 # a cluster client routes each command (and script) by its keys'
                 # slot; each store (each shard of a seen store) keeps its keys in one
-                # slot (one hash tag). It does not retry by itself (by default it does,
-                # with sleeps: a cluster down blocked the reactor 12.6 s a call, 2.4 s
-                # now); call() retries
-                params = {"retry": Retry(NoBackoff(), 0), **self.params}
+                # slot (one hash tag)
                 cluster_client: Any = RedisCluster.from_url(self.url, **params)
                 client = cluster_client
             else:
-                client = redis.Redis.from_url(self.url, **self.params)
+                client = redis.Redis.from_url(self.url, **params)
             self._client = client
         return client
 
@@ -263,7 +286,20 @@ class RedisConnection:
             try:
                 result = command(*args, **kwargs)
             except _faults() as exc:
-                self._waited += time.monotonic() - started
+                now = time.monotonic()
+                if self._failing_since is None:
+                    self._failing_since = started
+                if not _may_wait():
+                    self._waited = now - self._failing_since
+                    if probing or self._waited >= self.budget:
+                        raise self._failed(exc, None) from exc
+                    self.retried += 1
+                    raise RedisFaultPending(
+                        f"Redis at {redact(self.url)} failed ({exc}); trying again for "
+                        f"{self.budget - self._waited:.1f}s more (DEDUP_REDIS_FAULT_BUDGET)",
+                        may_have_applied=isinstance(exc, _unanswered()),
+                    ) from exc
+                self._waited += now - started
                 left = self.budget - self._waited
                 if probing or attempt == self.retries or left <= 0:
                     raise self._failed(exc, attempt) from exc
@@ -286,16 +322,20 @@ class RedisConnection:
                 delay *= 2
             else:
                 self._waited = 0.0
+                self._failing_since = None
                 self._down_until = 0.0
                 return result
 
-    def _failed(self, error: Exception, retries: int) -> RedisUnavailable:
-        """Count a call that failed for good; leave a server that is away alone."""
+    def _failed(self, error: Exception, retries: int | None) -> RedisUnavailable:
+        """Count a call that failed for good (after *retries*, or ``None``: calls that
+        failed since a success); leave a server that is away alone."""
         self.failures += 1
+        self._failing_since = None
+        tries = "" if retries is None else f" after {retries} retries"
         if isinstance(error, _unanswered()):
-            outcome = f"did not answer after {retries} retries: {error}"
+            outcome = f"did not answer{tries}: {error}"
         else:  # an error reply, whose class says more than its text
-            outcome = f"refused after {retries} retries: {type(error).__name__}: {error}"
+            outcome = f"refused{tries}: {type(error).__name__}: {error}"
         outcome += f" ({self._waited:.1f}s in all, DEDUP_REDIS_FAULT_BUDGET)"
         if isinstance(error, _down()):
             self._down_until = time.monotonic() + self.probe_interval

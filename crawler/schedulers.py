@@ -15,6 +15,7 @@ The leases of a worker whose heartbeat stopped go back to the queue::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -31,9 +32,10 @@ from scrapy_redis.scheduler import Scheduler
 
 from crawler import defaults
 from crawler import signals as dedup_signals
-from crawler.leases import RequestLeases
+from crawler.leases import Lease, RequestLeases
 from crawler.redis_access import (
     RedisConnection,
+    RedisFaultPending,
     RedisUnavailable,
     redact,
     redis_params_from_settings,
@@ -277,7 +279,7 @@ class LeasingScheduler(Scheduler):
     # Scheduling
 
     def next_request(self) -> Request | None:
-        while (lease := self.leases.take()) is not None:
+        while (lease := self._take()) is not None:
             try:
                 request = request_from_dict(
                     self.queue.serializer.loads(lease.payload), spider=self.spider
@@ -300,6 +302,12 @@ class LeasingScheduler(Scheduler):
             self._count("dedup/lease/taken")
             return request
         return None
+
+    def _take(self) -> Lease | None:
+        try:
+            return self.leases.take()
+        except RedisFaultPending:
+            return None  # the engine asks again in a moment; the reactor does not wait
 
     def enqueue_request(self, request: Request) -> bool:
         lease_id = request.meta.pop(META_LEASE, None)
@@ -324,9 +332,15 @@ class LeasingScheduler(Scheduler):
         if seen_before(request):
             self.df.log(request, self.spider)
             return False
-        staged = self.leases.stage(self.queue._encode_request(request), -request.priority)
+        try:
+            staged = self.leases.stage(self.queue._encode_request(request), -request.priority)
+        except RedisFaultPending as exc:
+            # the dupefilter holds it, and hands it to the engine again in a moment
+            self.df.hold_for_redis(request, exc)
+            return False
         if self.df.request_seen(request):  # another worker recorded it in between
-            self.leases.unstage(staged, queue=False)
+            with contextlib.suppress(RedisUnavailable):  # else it goes back at close or expiry
+                self.leases.unstage(staged, queue=False)
             self.df.log(request, self.spider)
             return False
         if not self.leases.unstage(staged, queue=True):

@@ -515,3 +515,15 @@ def small_filesystem(
         subprocess.run(["mount", "-o", "remount,size=64m", str(mount_point)], check=True)
 
     return mount_point, grow
+
+
+@pytest.fixture
+def on_reactor_thread() -> Iterator[None]:
+    """The test's thread taken for the reactor's (Twisted's I/O thread), as in a crawl:
+    what runs there must never wait for a server."""
+    from twisted.python import threadable
+
+    before = threadable.ioThread
+    threadable.registerAsIOThread()
+    yield
+    threadable.ioThread = before

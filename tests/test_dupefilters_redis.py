@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import pickle
 
@@ -9,6 +10,7 @@ import pytest
 import redis
 from scrapy import Request, Spider
 from scrapy import signals as scrapy_signals
+from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 from scrapy_redis.scheduler import Scheduler as RedisScheduler
@@ -268,3 +270,41 @@ def test_a_request_held_back_when_its_add_may_have_landed_is_resumed(redis_serve
     assert resumed == ["http://a.test/held"]
     assert restarted.request_seen(Request("http://a.test/held"))  # its key is in Redis
     restarted.close("finished")
+
+
+@pytest.mark.usefixtures("on_reactor_thread")
+@pytest.mark.parametrize("policy", ["stop", "allow"])
+def test_requests_met_while_redis_fails_are_held_not_decided(redis_server, policy):
+    """On the reactor's thread the dupefilter never waits for Redis: a request met while it
+    fails is held (neither recorded, nor scheduled, nor counted as a duplicate), the next
+    ones are held without asking Redis, and the spider stays open meanwhile; the policy is
+    not applied before the fault budget is spent."""
+    dupefilter = worker(
+        redis_server, "redis", DEDUP_REDIS_ON_ERROR=policy, DEDUP_REDIS_FAULT_BUDGET=5
+    )
+    dupefilter.open()
+    redis_server.stop()
+    stats = dupefilter.crawler.stats
+    first, second = Request("http://a.test/1"), Request("http://a.test/2")
+
+    async def hold_both() -> None:  # the hand-back timer needs a running loop
+        assert dupefilter.request_seen(first) is True
+        failures = dupefilter.seen.connection.retried
+        assert dupefilter.request_seen(second) is True
+        assert dupefilter.seen.connection.retried == failures  # held without a call
+        for request in (first, second):
+            dupefilter.log(request, dupefilter.crawler.spider)  # as the scheduler does
+        idle = dupefilter.crawler.signals.send_catch_log(
+            scrapy_signals.spider_idle, spider=dupefilter.crawler.spider
+        )
+        assert any(
+            isinstance(getattr(outcome, "value", None), DontCloseSpider) for _, outcome in idle
+        )
+        dupefilter.close("shutdown")  # before the timer: no engine here to hand them to
+
+    asyncio.run(hold_both())
+    assert stats.get_value("dedup/redis/held") == 2
+    assert stats.get_value("dupefilter/filtered") is None
+    assert stats.get_value("dedup/redis/allowed_unchecked") is None
+    assert len(dupefilter.held) == 0
+    assert stats.get_value("dedup/redis/stopped_unchecked") == 2  # released at close

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -10,6 +11,8 @@ from scrapy.settings import Settings
 
 from crawler.redis_access import (
     RedisConnection,
+    RedisFaultPending,
+    RedisLeftAlone,
     RedisSignatureMismatch,
     RedisUnavailable,
     connection_from_settings,
@@ -201,3 +204,44 @@ def test_a_hung_server_costs_the_budget_once_then_calls_fail_at_once(redis_serve
     assert connection.call(connection.client.ping) is True
     # the budget is whole again: a new fault is retried, not refused at once
     assert ping_across_a_restart(connection, redis_server, after=0.3) is True
+
+
+@pytest.mark.usefixtures("on_reactor_thread")
+def test_on_the_reactor_thread_a_fault_is_reported_at_once_until_the_budget_is_spent(
+    redis_server,
+):
+    """On the reactor's thread a call never sleeps between retries: each failing call
+    raises RedisFaultPending at once (the caller holds its work and asks again later)
+    while the server has failed for less than the budget, then RedisUnavailable, and the
+    server is left alone. A call that succeeds gives the budget back."""
+    connection = RedisConnection(redis_server.url, budget=0.5, probe_interval=0.5)
+    connection.open()
+    redis_server.stop()
+    started = time.monotonic()
+    pending = 0
+    while True:
+        call_started = time.monotonic()
+        try:
+            connection.call(connection.client.ping)
+        except RedisFaultPending as exc:
+            pending += 1
+            assert "DEDUP_REDIS_FAULT_BUDGET" in str(exc)
+        except RedisUnavailable as exc:
+            assert not isinstance(exc, RedisFaultPending)
+            assert re.search(
+                r"did not answer: .*\(0\.\ds in all, DEDUP_REDIS_FAULT_BUDGET\)", str(exc)
+            )
+            break
+        assert time.monotonic() - call_started < 0.05  # refused at once, no pause
+        time.sleep(0.01)
+    assert 0.5 <= time.monotonic() - started < 0.7
+    assert pending >= 10
+    assert (connection.failures, connection.retried) == (1, pending)
+    with pytest.raises(RedisLeftAlone):
+        connection.call(connection.client.ping)
+    redis_server.start()
+    time.sleep(0.5)
+    assert connection.call(connection.client.ping) is True
+    redis_server.stop()
+    with pytest.raises(RedisFaultPending):  # a new fault: the whole budget again
+        connection.call(connection.client.ping)

@@ -135,6 +135,10 @@ def test_a_redis_server_killed_mid_crawl_loses_nothing(
             assert "Spider closed (finished)" in text, text[-3000:]
         lag = float(re.findall(r"'test/reactor_lag_max': ([\d.]+)", text)[-1])
         assert lag <= FAULT_BUDGET + LAG_MARGIN, text[-3000:]
+    lags = [float(re.findall(r"'test/reactor_lag_max': ([\d.]+)", text)[-1]) for text in texts]
+    print(
+        f"{policy}: reactor lag max {max(lags):.3f}s, ended {max(ended_after):.1f}s after the kill"
+    )
     assert max(ended_after) <= END_WITHIN[policy], ended_after
     if policy == "stop":  # the fault left work
         assert all(set(s.hits()["by_resource"]) < s.model().resources for s in servers)
