@@ -15,6 +15,7 @@ import contextlib
 import logging
 import pickle
 import shutil
+import time
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -248,7 +249,8 @@ class URLDupeFilter(BaseDupeFilter):
         self._unchecked: Request | None = None
         self._let_through_unchecked: set[bytes] = set()
         self.held = HeldRequests(crawler)
-        self._held_since_warned = False
+        #: when this worker began to hold requests, Redis failing ever since
+        self._holding_since: float | None = None
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
         crawler.signals.connect(
             self._request_items_settled, signal=dedup_signals.request_items_settled
@@ -500,15 +502,27 @@ class URLDupeFilter(BaseDupeFilter):
         except RedisFaultPending as exc:
             if exc.may_have_applied:
                 request.meta[_META_ADD_UNANSWERED] = True
-            return self.hold_for_redis(request, exc)
-        except RedisLeftAlone:  # reported when it failed
-            return self._seen_without_redis(key, request, None)
+            if not self._held_for_the_budget():
+                return self.hold_for_redis(request, exc)
+            # other calls on the connection succeeded meanwhile (a cluster's other
+            # nodes): the budget counts from the first request held
+            assert isinstance(self.seen, REDIS_SEEN_STORES)
+            budget = self.seen.connection.budget
+            return self._seen_without_redis(
+                key,
+                request,
+                RedisUnavailable(
+                    f"{exc.failure}, failing for {budget:g}s in all (DEDUP_REDIS_FAULT_BUDGET)"
+                ),
+            )
+        except RedisLeftAlone as exc:
+            return self._seen_without_redis(key, request, exc, reported=True)
         except RedisUnavailable as exc:
             return self._seen_without_redis(key, request, exc)
         except OSError as exc:
             return self._hold_back_unrecorded(request, exc)
-        if self._held_since_warned:
-            self._held_since_warned = False
+        if self._holding_since is not None:
+            self._holding_since = None
             logger.info("Redis answers again: the held requests go on")
         if added:
             self.new_urls += 1
@@ -614,17 +628,24 @@ class URLDupeFilter(BaseDupeFilter):
         moment later. Also for a scheduler whose own Redis call failed so. Returns
         ``True`` (not scheduled now)."""
         self.stats.inc_value("dedup/redis/held")
-        if error is not None and not self._held_since_warned:
-            self._held_since_warned = True
-            logger.warning(
-                "%(error)s; holding requests meanwhile, counted in dedup/redis/held",
-                {"error": error},
-            )
+        if self._holding_since is None:
+            self._holding_since = time.monotonic()
+            if error is not None:
+                logger.warning(
+                    "%(error)s; holding requests meanwhile, counted in dedup/redis/held",
+                    {"error": error},
+                )
         self.held.hold(request)
         return True
 
+    def _held_for_the_budget(self) -> bool:
+        """Whether requests have been held for ``DEDUP_REDIS_FAULT_BUDGET``."""
+        assert isinstance(self.seen, REDIS_SEEN_STORES)
+        since = self._holding_since
+        return since is not None and time.monotonic() - since >= self.seen.connection.budget
+
     def _seen_without_redis(
-        self, key: bytes, request: Request, error: RedisUnavailable | None
+        self, key: bytes, request: Request, error: RedisUnavailable, *, reported: bool = False
     ) -> bool:
         """Whether *request* is to be filtered while Redis is away. A request let through
         unchecked is remembered here: let through once by this worker, not at every link
@@ -633,7 +654,7 @@ class URLDupeFilter(BaseDupeFilter):
         if key in self._let_through_unchecked:
             self.stats.inc_value("dedup/redis/filtered_locally")
             return True
-        let_through = self._let_through_without_redis(request, error)
+        let_through = self._let_through_without_redis(request, error, reported=reported)
         if let_through:
             self._let_through_unchecked.add(key)
         elif self.frontier is not None:
@@ -647,13 +668,16 @@ class URLDupeFilter(BaseDupeFilter):
                 self._state_unwritable(exc)
         return not let_through
 
-    def _let_through_without_redis(self, request: Request, error: RedisUnavailable | None) -> bool:
-        """Apply ``DEDUP_REDIS_ON_ERROR`` once Redis stays away after the retries:
-        ``allow`` lets *request* through (counted; it may be a duplicate),
-        ``stop`` holds it back and closes the spider (nothing unrecorded is crawled)."""
+    def _let_through_without_redis(
+        self, request: Request, error: RedisUnavailable, *, reported: bool
+    ) -> bool:
+        """Apply ``DEDUP_REDIS_ON_ERROR`` once Redis stays away for the budget:
+        ``allow`` lets *request* through (counted; it may be a duplicate; the fault
+        logged unless *reported* already), ``stop`` holds it back and closes the spider
+        (nothing unrecorded is crawled)."""
         if self.redis_error_policy == "allow":
             self.stats.inc_value("dedup/redis/allowed_unchecked")
-            if error is not None:
+            if not reported:
                 logger.warning(
                     "%(error)s; letting requests through unchecked for %(pause)ds "
                     "(DEDUP_REDIS_ON_ERROR='allow'), counted in dedup/redis/allowed_unchecked",

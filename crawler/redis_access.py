@@ -44,8 +44,10 @@ class RedisFaultPending(RedisUnavailable):
     has failed for less than ``DEDUP_REDIS_FAULT_BUDGET`` so far, and the caller is to
     try again later (without blocking) rather than apply ``DEDUP_REDIS_ON_ERROR``."""
 
-    def __init__(self, message: str, *, may_have_applied: bool) -> None:
+    def __init__(self, message: str, *, failure: str, may_have_applied: bool) -> None:
         super().__init__(message)
+        #: what failed, without what comes next: "Redis at <url> failed (<error>)"
+        self.failure = failure
         #: the call got no answer: the server may have applied it
         self.may_have_applied = may_have_applied
 
@@ -294,9 +296,11 @@ class RedisConnection:
                     if probing or self._waited >= self.budget:
                         raise self._failed(exc, None) from exc
                     self.retried += 1
+                    failure = f"Redis at {redact(self.url)} failed ({exc})"
                     raise RedisFaultPending(
-                        f"Redis at {redact(self.url)} failed ({exc}); trying again for "
-                        f"{self.budget - self._waited:.1f}s more (DEDUP_REDIS_FAULT_BUDGET)",
+                        f"{failure}; trying again for {self.budget - self._waited:.1f}s "
+                        "more (DEDUP_REDIS_FAULT_BUDGET)",
+                        failure=failure,
                         may_have_applied=isinstance(exc, _unanswered()),
                     ) from exc
                 self._waited += now - started

@@ -32,11 +32,13 @@ from scrapy_redis.scheduler import Scheduler
 
 from crawler import defaults
 from crawler import signals as dedup_signals
+from crawler.closing import close_spider
 from crawler.leases import Lease, RequestLeases
 from crawler.redis_access import (
     RedisConnection,
     RedisFaultPending,
     RedisUnavailable,
+    fault_budget_from_settings,
     redact,
     redis_params_from_settings,
 )
@@ -156,6 +158,7 @@ class LeasingScheduler(Scheduler):
     _awaiting_response: set[int]
     _expiry_warned: bool
     _keep_alive: Any
+    _closing_for_redis: bool
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -169,12 +172,16 @@ class LeasingScheduler(Scheduler):
         scheduler.lease_ttl = ttl
         scheduler.worker_id = worker_id
         scheduler.connection = RedisConnection(
-            queue_redis_url(settings), redis_params_from_settings(settings)
+            queue_redis_url(settings),
+            redis_params_from_settings(settings),
+            setting="REDIS_URL" if settings.get("REDIS_URL") else "REDIS_HOST/REDIS_PORT",
+            budget=fault_budget_from_settings(settings),
         )
         scheduler._held = set()
         scheduler._awaiting_response = set()
         scheduler._expiry_warned = False
         scheduler._keep_alive = None
+        scheduler._closing_for_redis = False
         signals = crawler.signals
         signals.connect(scheduler._request_finished, signal=dedup_signals.request_finished)
         signals.connect(scheduler._response_received, signal=scrapy_signals.response_received)
@@ -308,6 +315,23 @@ class LeasingScheduler(Scheduler):
             return self.leases.take()
         except RedisFaultPending:
             return None  # the engine asks again in a moment; the reactor does not wait
+        except RedisUnavailable as exc:
+            self._queue_gone(exc)
+            return None
+
+    def _queue_gone(self, error: RedisUnavailable) -> None:
+        """Redis failed for ``DEDUP_REDIS_FAULT_BUDGET``: without its queue the worker
+        cannot go on, whatever ``DEDUP_REDIS_ON_ERROR`` says; it closes, and its leases
+        go back to the queue (at its next start with its id, or when they expire)."""
+        if self._closing_for_redis:
+            return
+        self._closing_for_redis = True
+        logger.error(
+            "%(error)s; closing the spider: the shared queue is in Redis (%(setting)s)",
+            {"error": error, "setting": self.connection.setting},
+            extra={"spider": self.spider},
+        )
+        close_spider(self.crawler, "dedup_redis_unavailable")
 
     def enqueue_request(self, request: Request) -> bool:
         lease_id = request.meta.pop(META_LEASE, None)
@@ -334,9 +358,12 @@ class LeasingScheduler(Scheduler):
             return False
         try:
             staged = self.leases.stage(self.queue._encode_request(request), -request.priority)
-        except RedisFaultPending as exc:
-            # the dupefilter holds it, and hands it to the engine again in a moment
-            self.df.hold_for_redis(request, exc)
+        except RedisUnavailable as exc:
+            # the dupefilter holds it, and hands it to the engine again in a moment; at
+            # close, a request still held leaves its parent unfinished
+            if not isinstance(exc, RedisFaultPending):
+                self._queue_gone(exc)
+            self.df.hold_for_redis(request, exc if isinstance(exc, RedisFaultPending) else None)
             return False
         if self.df.request_seen(request):  # another worker recorded it in between
             with contextlib.suppress(RedisUnavailable):  # else it goes back at close or expiry
@@ -349,7 +376,13 @@ class LeasingScheduler(Scheduler):
         return True
 
     def has_pending_requests(self) -> bool:
-        queued, held_elsewhere = self.leases.pending()
+        try:
+            queued, held_elsewhere = self.leases.pending()
+        except RedisFaultPending:
+            return True  # not idle: Redis may be back in a moment
+        except RedisUnavailable as exc:
+            self._queue_gone(exc)
+            return False
         return queued > 0 or held_elsewhere > 0
 
     # Signals

@@ -10,6 +10,7 @@ scheduler the same kill loses pages.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -254,3 +255,29 @@ def test_with_scrapys_scheduler_and_no_frontier_the_kill_loses_pages(
     run_scrapy(command, timeout=180)
 
     assert resources - set(server.hits()["by_resource"])
+
+
+def test_leasing_workers_ride_over_a_redis_restart(demo_site_process_factory, redis_server_factory):
+    """Redis (AOF) stopped for 0.5 s and started again while two leasing workers crawl:
+    their reactors never wait for it (requests held, nothing taken from the queue
+    meanwhile), both finish, and every page is downloaded."""
+    server = demo_site_process_factory()
+    redis_server = redis_server_factory(appendonly=True)
+    command = worker_command(
+        server,
+        redis_server,
+        {**LEASING, "EXTENSIONS": '{"tests.reactor_lag.ReactorLag": 0}'},
+    )
+    workers = [start(command) for _ in range(2)]
+    wait_for(lambda: server.hits()["total"] >= 10, workers[0], "10 downloads")
+    redis_server.stop()
+    time.sleep(0.5)  # within the fault budget (2 s)
+    redis_server.start()
+    logs = [finish(worker) for worker in workers]
+    assert set(server.hits()["by_resource"]) == server.model().resources
+    for log in logs:
+        assert "'finish_reason': 'finished'" in log, log[-3000:]
+        assert "Traceback" not in log
+        lag = float(re.findall(r"'test/reactor_lag_max': ([\d.]+)", log)[-1])
+        assert lag < 0.5, lag
+    assert any("holding requests meanwhile" in log for log in logs)
