@@ -60,6 +60,7 @@ from crawler.redis_access import (
 )
 from crawler.request_keys import request_key
 from crawler.request_meta import (
+    META_HELD,
     META_ITEMS_SETTLED,
     META_KEY,
     META_TAKEN_BACK,
@@ -819,7 +820,7 @@ class URLDupeFilter(BaseDupeFilter):
     _audit_opened = False
 
     def log(self, request: Request, spider: Spider) -> None:
-        if request is self._unchecked or request.meta.get(META_UNCHECKED):
+        if request is self._unchecked or request.meta.get(META_HELD):
             return  # held back because Redis is away, not a duplicate: logged already
         if self.debug:
             msg = "Filtered duplicate request: %(request)s (referer: %(referer)s)"

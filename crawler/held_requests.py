@@ -15,7 +15,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.asyncio import call_later
 
-from crawler.request_meta import META_UNCHECKED
+from crawler.request_meta import META_HELD
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -41,9 +41,9 @@ class HeldRequests:
         return len(self._requests)
 
     def hold(self, request: Request) -> None:
-        # a parent whose child is held stays unfinished in the frontier, so that a kill
-        # meanwhile loses nothing: the parent is crawled again and finds it again
-        request.meta[META_UNCHECKED] = True
+        # its parent is not finished while it is held: a kill meanwhile loses nothing,
+        # the parent is crawled again and finds it again
+        request.meta[META_HELD] = True
         self._requests.append(request)
         if self._timer is None:
             self._timer = call_later(self._pause, self._hand_back)
@@ -55,7 +55,7 @@ class HeldRequests:
         engine = self.crawler.engine
         assert engine is not None  # the timer is cancelled when the spider closes
         for position, request in enumerate(requests):
-            del request.meta[META_UNCHECKED]
+            del request.meta[META_HELD]
             engine.crawl(request)  # the scheduler asks the dupefilter again, at once
             if self._requests:  # held again: the store still fails
                 self._requests.extend(requests[position + 1 :])

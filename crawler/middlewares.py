@@ -41,7 +41,7 @@ from scrapy.utils.asyncio import call_later
 
 from crawler import signals
 from crawler.from_settings import check_url_state
-from crawler.request_meta import META_ITEMS_SETTLED, META_UNCHECKED
+from crawler.request_meta import META_HELD, META_ITEMS_SETTLED, META_UNCHECKED
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -194,6 +194,9 @@ class FrontierMiddleware:
         call_later(0, self._child_settled, parent, request)
 
     def _child_settled(self, parent: _Parent, child: Request) -> None:
+        if child.meta.get(META_HELD):  # scheduled once the dupefilter hands it back
+            self._parent_of[child] = parent
+            return
         parent.unscheduled_children -= 1
         if child.meta.get(META_UNCHECKED):
             parent.child_held_back = True

@@ -14,6 +14,10 @@ META_URL = "dedup_url"
 #: Set by the dupefilter on a request it could not check (Redis away,
 #: ``DEDUP_REDIS_ON_ERROR = "stop"``) and did not schedule.
 META_UNCHECKED = "dedup_unchecked"
+#: Set by the dupefilter on a request it holds while Redis fails for a moment: neither
+#: recorded nor scheduled yet, it goes to the engine again shortly, and its parent is not
+#: finished before that.
+META_HELD = "dedup_held"
 #: On a request scheduled again after a kill: how many items of its callback's output, from
 #: the first, had left the item pipelines (they are in the feed); so many items of the
 #: output are left out, its requests are not.

@@ -11,6 +11,7 @@ from scrapy.utils.test import get_crawler
 
 from crawler import signals as dedup_signals
 from crawler.middlewares import META_ITEMS_SETTLED, META_UNCHECKED, FrontierMiddleware
+from crawler.request_meta import META_HELD
 
 
 class NamedSpider(Spider):
@@ -58,6 +59,27 @@ def test_a_parent_with_a_child_held_back_unchecked_stays_unfinished():
     """Redis away under DEDUP_REDIS_ON_ERROR = "stop": the child was neither recorded
     nor scheduled; the parent must be crawled again to find it again."""
     assert finished_requests_after([{}, {META_UNCHECKED: True}]) == []
+
+
+def test_a_parent_with_a_child_held_while_redis_fails_finishes_once_it_is_scheduled():
+    """A child held by the dupefilter (Redis failing for a moment) comes back to the
+    scheduler later: its parent finishes then, not before (a lease held by it would
+    otherwise never be given up, and the workers would wait for each other)."""
+
+    async def body() -> tuple[list[str], list[str]]:
+        crawler, middleware, response, finished = parent_response()
+        child = Request("http://a.test/held")
+        for output in middleware.process_spider_output(response, [child]):
+            crawler.signals.send_catch_log(signals.request_scheduled, request=output, spider=None)
+            output.meta[META_HELD] = True
+        await asyncio.sleep(0.01)
+        while_held = list(finished)
+        del child.meta[META_HELD]  # handed back, and recorded this time
+        crawler.signals.send_catch_log(signals.request_scheduled, request=child, spider=None)
+        await asyncio.sleep(0.01)
+        return while_held, finished
+
+    assert asyncio.run(body()) == ([], ["http://a.test/parent"])
 
 
 def test_a_parent_finishes_once_every_item_of_it_left_the_pipelines():
