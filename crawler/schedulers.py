@@ -159,6 +159,7 @@ class LeasingScheduler(Scheduler):
     _expiry_warned: bool
     _keep_alive: Any
     _closing_for_redis: bool
+    _unreleased: set[int]
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -182,6 +183,7 @@ class LeasingScheduler(Scheduler):
         scheduler._expiry_warned = False
         scheduler._keep_alive = None
         scheduler._closing_for_redis = False
+        scheduler._unreleased = set()
         signals = crawler.signals
         signals.connect(scheduler._request_finished, signal=dedup_signals.request_finished)
         signals.connect(scheduler._response_received, signal=scrapy_signals.response_received)
@@ -240,6 +242,8 @@ class LeasingScheduler(Scheduler):
             return  # open() failed: nothing leased
         self._keep_alive.stop()
         self._keep_alive = None
+        with contextlib.suppress(RedisUnavailable):  # else crawled again: nothing lost
+            self._release_finished()
         returned = self.leases.return_own()
         if returned:
             self._count("dedup/lease/returned", returned)
@@ -262,6 +266,7 @@ class LeasingScheduler(Scheduler):
 
     def _beat(self) -> None:
         try:
+            self._release_finished()
             self.leases.heartbeat()
             self._reclaim_expired()
         except RedisUnavailable as exc:
@@ -271,6 +276,14 @@ class LeasingScheduler(Scheduler):
                 {"worker": self.worker_id, "error": exc},
                 extra={"spider": self.spider},
             )
+
+    def _release_finished(self) -> None:
+        """Give up the leases of finished requests that Redis failed to take."""
+        for lease_id in sorted(self._unreleased):
+            self._unreleased.discard(lease_id)
+            self._release(lease_id)  # back in the set when Redis fails
+            if lease_id in self._unreleased:
+                return  # Redis fails still
 
     def _reclaim_expired(self) -> None:
         reclaimed = self.leases.reclaim_expired()
@@ -398,7 +411,12 @@ class LeasingScheduler(Scheduler):
     def _release(self, lease_id: int) -> None:
         self._held.discard(lease_id)
         self._awaiting_response.discard(lease_id)
-        if self.leases.release(lease_id):
+        try:
+            released = self.leases.release(lease_id)
+        except RedisUnavailable:
+            self._unreleased.add(lease_id)  # given up with the next heartbeat
+            return
+        if released:
             self._count("dedup/lease/released")
             return
         self._count("dedup/lease/expired")

@@ -273,3 +273,32 @@ def test_a_url_another_worker_queues_in_between_is_queued_once(redis_server, cli
     assert crawler.stats.get_value("dupefilter/filtered") == 1
     other.close("finished")
     scheduler.close("finished")
+
+
+@in_event_loop
+@pytest.mark.usefixtures("on_reactor_thread")
+def test_a_lease_redis_failed_to_give_up_is_given_up_with_the_next_heartbeat(
+    redis_server_factory,
+):
+    """A request finishes while Redis fails for a moment: on the reactor's thread the
+    release fails at once (no wait, no traceback in a signal handler); the next heartbeat
+    gives the lease up, so that no worker waits for it and nobody crawls it again."""
+    server = redis_server_factory(appendonly=True)
+    crawler, scheduler = open_scheduler(server, SCHEDULER_PERSIST=True)
+    scheduler.enqueue_request(Request("http://example.com/a"))
+    server.stop()
+    assert scheduler.next_request() is None  # nothing taken meanwhile, nothing raised
+    server.start()
+    taken = next(filter(None, (scheduler.next_request() for _ in range(3))))  # reconnects
+    server.stop()
+    outcomes = crawler.signals.send_catch_log(dedup_signals.request_finished, request=taken)
+    assert [outcome for _, outcome in outcomes if hasattr(outcome, "value")] == []
+    server.start()
+    client = redis.Redis.from_url(server.url)
+    assert client.hlen(f"{QUEUE}:leases:w1") == 1  # Redis never heard of the release
+    scheduler._beat()
+    assert client.hlen(f"{QUEUE}:leases:w1") == 0
+    assert crawler.stats.get_value("dedup/lease/released") == 1
+    scheduler.close("finished")
+    assert crawler.stats.get_value("dedup/lease/returned") is None
+    client.close()
