@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
+import threading
+import time
 from collections import Counter
 
 import pytest
 from scrapy import Spider, signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.test import get_crawler
+from twisted.internet.defer import Deferred
 
 from crawler.item_keys import item_key
 from crawler.persistence import StateFileError
@@ -227,3 +231,40 @@ def test_close_publishes_the_store_figures_and_a_summary(caplog):
         "Item dedup on sku: 1 items dropped for a key seen before, 2 unique, 1 without a key; "
         "the store holds 2 keys, 0.2% of capacity" in caplog.text
     )
+
+
+@pytest.mark.usefixtures("on_reactor_thread")
+def test_on_the_reactor_a_redis_fault_is_asked_again_from_a_thread(redis_server_factory):
+    """The reactor does not wait for a Redis that fails: the pipeline answers with a
+    Deferred, a thread asks again (with its retries, off the reactor), and the item is
+    decided once Redis is back, within the fault budget: kept, then a repeat dropped."""
+    server = redis_server_factory(appendonly=True)
+    shop = pipeline(
+        DEDUP_ITEM_KEY_FIELDS=["sku"],
+        DEDUP_URL_BACKEND="redis",
+        DEDUP_REDIS_FAULT_BUDGET=5,
+        REDIS_URL=server.url,
+    )
+
+    async def decide(item: dict) -> list:
+        outcomes: list = []
+        result = shop.process_item(item)
+        assert isinstance(result, Deferred)  # not decided on the reactor's thread
+        result.addBoth(outcomes.append)
+        while not outcomes:
+            await asyncio.sleep(0.01)
+        return outcomes
+
+    server.stop()
+    restart = threading.Timer(0.3, server.start)
+    restart.start()
+    try:
+        started = time.monotonic()
+        kept = asyncio.run(decide({"sku": "1"}))
+    finally:
+        restart.join()
+    assert kept == [{"sku": "1"}]
+    assert time.monotonic() - started < 5
+    assert outcome(shop, {"sku": "1"}).startswith("dropped: Duplicate item key")
+    assert shop.crawler.stats.get_value("dedup/item/unique") == 1
+    assert shop.crawler.stats.get_value("dedup/item/unchecked") is None
