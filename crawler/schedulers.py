@@ -371,12 +371,13 @@ class LeasingScheduler(Scheduler):
             return False
         try:
             staged = self.leases.stage(self.queue._encode_request(request), -request.priority)
+        except RedisFaultPending as exc:
+            # the dupefilter holds it, and hands it to the engine again in a moment
+            self.df.hold_for_redis(request, exc)
+            return False
         except RedisUnavailable as exc:
-            # the dupefilter holds it, and hands it to the engine again in a moment; at
-            # close, a request still held leaves its parent unfinished
-            if not isinstance(exc, RedisFaultPending):
-                self._queue_gone(exc)
-            self.df.hold_for_redis(request, exc if isinstance(exc, RedisFaultPending) else None)
+            self._queue_gone(exc)
+            self.df.hold_for_redis(request)  # at close, its parent is left unfinished
             return False
         if self.df.request_seen(request):  # another worker recorded it in between
             with contextlib.suppress(RedisUnavailable):  # else it goes back at close or expiry
