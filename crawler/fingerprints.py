@@ -28,15 +28,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import math
 import re
+import sys
 import unicodedata
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xxhash
-from simhash import Simhash
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -66,6 +67,7 @@ __all__ = [
     "page_size_class",
     "page_sizes_differ",
     "simhash",
+    "simhash_and_minhash_of_counts",
     "simhash_of_counts",
     "simhash_of_features",
     "simhash_of_normalized",
@@ -100,8 +102,6 @@ _MINHASH_BINS = np.arange(MINHASH_BYTES, dtype=np.uint64)
 _MINHASH_SEED = 0x5EED
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xFF51AFD7ED558CCD)
-# the largest integer weight the simhash package multiplies a uint8 array by without error
-_PACKAGE_MAX_INT_WEIGHT = 255
 
 # Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, the Japanese
 # iteration and closing marks, kana, Bopomofo and the CJK ideographs of every plane.
@@ -276,30 +276,43 @@ _NEUTRAL_NUMBER = re.compile(
 _DIGIT = re.compile(r"\d")
 
 
+#: In :func:`_code_point_map`, the code points :func:`normalize_text` deletes.
+_DELETED = np.uint32(0xFFFFFFFF)
+
+
 @functools.cache
-def _normalization_table() -> dict[int, int | str | None]:
-    """The :meth:`str.translate` table of :func:`normalize_text`, built on first use.
+def _code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
+    """What :func:`normalize_text` writes for each code point, built on first use.
 
     Punctuation (P*), symbols (S*), control characters (Cc) and the private-use characters
     of the Basic Multilingual Plane (icon fonts) become a space; decimal digits (Nd) of
     every script become the ASCII digit of the same value; format characters (Cf: soft
-    hyphens, zero-width spaces, direction marks) and lone surrogates are deleted. Only the
-    planes that hold such characters are scanned: 0 and 1, and 14 (tags, variation
-    selectors); 2 and 3 hold ideographs only.
+    hyphens, zero-width spaces, direction marks) and lone surrogates are deleted
+    (:data:`_DELETED`); every other code point stays. Only the planes that hold such
+    characters are scanned: 0 and 1, and 14 (tags, variation selectors); 2 and 3 hold
+    ideographs only. An array (4.4 MB) rather than a :meth:`str.translate` table: one
+    look-up for the whole text is five times faster than ``str.translate``'s one a character.
     """
-    # Identity entries for the alphabetic scripts (below U+3000) spare str.translate a
-    # failed lookup per letter: 2.5 times faster on English text, for about 1 MB.
-    table: dict[int, int | str | None] = {codepoint: codepoint for codepoint in range(0x3000)}
-    for codepoint in (*range(0x20000), *range(0xE0000, 0xE1000)):
-        character = chr(codepoint)
+    code_points = np.arange(sys.maxunicode + 1, dtype=np.uint32)
+    for code_point in (*range(0x20000), *range(0xE0000, 0xE1000)):
+        character = chr(code_point)
         category = unicodedata.category(character)
         if category[0] in "PS" or category in ("Cc", "Co"):
-            table[codepoint] = " "
+            code_points[code_point] = ord(" ")
         elif category == "Nd":
-            table[codepoint] = str(unicodedata.decimal(character))
+            code_points[code_point] = ord(str(unicodedata.decimal(character)))
         elif category in ("Cf", "Cs"):
-            table[codepoint] = None
-    return table
+            code_points[code_point] = _DELETED
+    return code_points
+
+
+def _translated(text: str) -> str:
+    """*text* with each code point replaced as :func:`_code_point_map` says."""
+    code_points = _code_point_map()[
+        np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    ]
+    kept = code_points[code_points != _DELETED]
+    return kept.astype("<u4").tobytes().decode("utf-32-le")
 
 
 def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 2) -> str:
@@ -342,7 +355,7 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     has_digits = _DIGIT.search(text) is not None
     if has_digits:
         text = _NEUTRAL_NUMBER.sub(f" {_MASK} ", text)
-    text = _canonical_spacing(text.translate(_normalization_table()))
+    text = _canonical_spacing(_translated(text))
     if has_digits:
         text = _masked_until_stable(text)
     if fold_repeats:
@@ -386,6 +399,8 @@ def _unicode_fixpoint(text: str) -> str:
     case folding, so it is casefold-stable, and is stable under this function.
     """
     for _ in range(4):
+        if unicodedata.is_normalized("NFKC", text) and text.casefold() == text:
+            break
         folded = unicodedata.normalize("NFKC", text).casefold()
         if folded == text:
             break
@@ -490,7 +505,7 @@ def text_features(
     if not normalized:
         return Counter()
     features: Counter[str]
-    if not _HAS_NO_SPACE_SCRIPT.search(normalized):
+    if normalized.isascii() or not _HAS_NO_SPACE_SCRIPT.search(normalized):
         features = Counter(_word_ngrams(normalized.split(), word_ngrams))
         return _without_number_masks(features, word_ngrams)
     features = Counter()
@@ -541,41 +556,58 @@ def _word_ngrams(words: list[str], sizes: tuple[int, ...]) -> list[str]:
 def simhash_of_features(features: Mapping[str, int]) -> int:
     """Return the 64-bit SimHash of weighted features.
 
-    - Computed by the ``simhash`` package (``Simhash(features, f=64, hashfunc=...)``) with
-      XXH64 as the feature hash: the 8-byte big-endian digest of the feature's UTF-8 bytes,
-      whose first bit is the fingerprint's most significant bit. Bit *i* of the result is 1
-      when the features whose hash has bit *i* set weigh more than half of the total.
-    - Weights are exact whatever their size. (The package multiplies a ``uint8`` bit array
-      by an integer weight, which NumPy 2 refuses above 255: simhash issue #74. Such
-      weights are passed as ``float``, which takes the package's float64 path, exact for
-      integers below 2**53.)
+    - XXH64 is the feature hash: the 8-byte big-endian digest of the feature's UTF-8
+      bytes, whose first bit is the fingerprint's most significant bit. Bit *i* of the
+      result is 1 when the features whose hash has bit *i* set weigh more than half of
+      the total. These are the values of the ``simhash`` package's
+      ``Simhash(features, f=64, hashfunc=xxhash.xxh64_digest)``, computed in one pass
+      over all features (the package's loop of a few array operations per feature was
+      most of a page's fingerprint time), with exact integer weights of any size (the
+      package overflows above 255 under NumPy 2: simhash issue #74).
     - Features with a weight of 0 or less are ignored; no features gives 0.
     - A lone surrogate in a feature is hashed as ``"?"`` (it has no UTF-8 form).
 
     >>> simhash_of_features({"a": 1000, "b": 1}) == simhash_of_features({"a": 1})
     True
     """
-    weighted = [
-        (feature, weight if weight <= _PACKAGE_MAX_INT_WEIGHT else float(weight))
-        for feature, weight in features.items()
-        if weight > 0
-    ]
-    return _package_simhash(weighted)
+    return _simhash_of_weighted(
+        [feature for feature, weight in features.items() if weight > 0],
+        [weight for weight in features.values() if weight > 0],
+    )
 
 
-def _package_simhash(weighted: list[tuple[str, int | float]]) -> int:
-    if not weighted:
+#: Integer sums below this are exact in ``float64``.
+_EXACT_IN_FLOAT = 2**53
+
+
+def _simhash_of_weighted(features: list[str], weights: list[int]) -> int:
+    if not features:
         return 0
+    hashes = np.fromiter(_feature_hashes(features), dtype=np.uint64, count=len(features))
+    return _simhash_of_hashes(hashes, weights)
+
+
+def _simhash_of_hashes(hashes: np.ndarray[Any, np.dtype[np.uint64]], weights: list[int]) -> int:
+    # one row of 64 bits a feature, the most significant bit first
+    bits = np.unpackbits(hashes.astype(">u8").view(np.uint8)).reshape(-1, FINGERPRINT_BITS)
+    total = sum(weights)
+    if total < _EXACT_IN_FLOAT:
+        # BLAS sums exactly here, and several times faster than NumPy's integer product
+        set_weight = np.array(weights, dtype=np.float64) @ bits.astype(np.float64)
+    else:
+        set_weight = np.array(weights, dtype=object) @ bits.astype(object)
+    # bit set when its features weigh more than half of the total: 2 * part > total
+    majority = 2 * set_weight > total
+    return int.from_bytes(np.packbits(majority).tobytes(), "big")
+
+
+def _feature_hashes(features: list[str]) -> Iterable[int]:
+    """XXH64 of each feature's UTF-8 bytes (a lone surrogate as ``"?"``)."""
     try:
-        fingerprint = Simhash(weighted, f=FINGERPRINT_BITS, hashfunc=xxhash.xxh64_digest)
+        encoded = list(map(str.encode, features))
     except UnicodeEncodeError:
-        encodable = [(_without_surrogates(feature), weight) for feature, weight in weighted]
-        fingerprint = Simhash(encodable, f=FINGERPRINT_BITS, hashfunc=xxhash.xxh64_digest)
-    return int(fingerprint.value)
-
-
-def _without_surrogates(feature: str) -> str:
-    return feature.encode("utf-8", "replace").decode("utf-8")
+        encoded = [feature.encode("utf-8", "replace") for feature in features]
+    return map(xxhash.xxh64_intdigest, encoded)
 
 
 def simhash_of_normalized(normalized: str) -> int:
@@ -593,11 +625,36 @@ def simhash_of_normalized(normalized: str) -> int:
 def simhash_of_counts(counts: Mapping[str, int]) -> int:
     """Return the 64-bit SimHash of features given with their counts in a text, each
     weighted by :func:`feature_weight` of its count."""
-    # feature_weight, inlined (a call per feature is a tenth of the fingerprint's time):
-    # a count's weight is its bit length, under 256, the package's integer path
-    return _package_simhash(
-        [(feature, count.bit_length()) for feature, count in counts.items() if count > 0]
+    features, weights = _counted(counts)
+    return _simhash_of_weighted(features, weights)
+
+
+def simhash_and_minhash_of_counts(counts: Mapping[str, int]) -> tuple[int, bytes]:
+    """Return ``(simhash_of_counts(counts), minhash_of_features(counts))``, each feature
+    encoded once for both."""
+    features, weights = _counted(counts)
+    if not features:
+        return 0, minhash_of_features(counts)
+    try:
+        encoded = list(map(str.encode, features))
+    except UnicodeEncodeError:  # a lone surrogate: each hash spells it its own way
+        return _simhash_of_weighted(features, weights), minhash_of_features(counts)
+    count = len(encoded)
+    simhash_value = _simhash_of_hashes(
+        np.fromiter(map(xxhash.xxh64_intdigest, encoded), dtype=np.uint64, count=count),
+        weights,
     )
+    seeded = map(xxhash.xxh64_intdigest, encoded, itertools.repeat(_MINHASH_SEED, count))
+    return simhash_value, _minhash_of_hashes(np.fromiter(seeded, dtype=np.uint64, count=count))
+
+
+def _counted(counts: Mapping[str, int]) -> tuple[list[str], list[int]]:
+    """The features of *counts* that occur, and their weights (:func:`feature_weight`,
+    inlined: a call per feature was a tenth of a page's fingerprint time)."""
+    if min(counts.values(), default=1) > 0:
+        return list(counts), list(map(int.bit_length, counts.values()))
+    counted = [(feature, count) for feature, count in counts.items() if count > 0]
+    return [feature for feature, _ in counted], [count.bit_length() for _, count in counted]
 
 
 def feature_weight(count: int) -> int:
@@ -638,6 +695,10 @@ def minhash_of_features(features: Iterable[str]) -> bytes:
         ),
         dtype=np.uint64,
     )
+    return _minhash_of_hashes(hashes)
+
+
+def _minhash_of_hashes(hashes: np.ndarray[Any, np.dtype[np.uint64]]) -> bytes:
     if not hashes.size:
         return bytes(MINHASH_BYTES)
     ordered = np.sort(hashes)

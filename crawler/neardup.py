@@ -190,12 +190,14 @@ def fingerprint_text(
 
 def fingerprint_normalized(normalized: str) -> TextFingerprint:
     """Return the length, SimHash, content hash and MinHash of a text already normalized."""
-    features = fingerprints.text_features(normalized)
+    simhash, minhash = fingerprints.simhash_and_minhash_of_counts(
+        fingerprints.text_features(normalized)
+    )
     return TextFingerprint(
         normalized_length=len(normalized),
-        fingerprint=fingerprints.simhash_of_counts(features),
+        fingerprint=simhash,
         content_hash=fingerprints.content_hash(normalized),
-        minhash=fingerprints.minhash_of_features(features),
+        minhash=minhash,
         numbers=fingerprints.numbers_signature(normalized),
     )
 

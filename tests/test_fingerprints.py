@@ -42,6 +42,8 @@ from crawler.fingerprints import (
     numbers_conflict,
     numbers_signature,
     simhash,
+    simhash_and_minhash_of_counts,
+    simhash_of_counts,
     simhash_of_features,
     simhash_of_normalized,
     text_features,
@@ -506,6 +508,35 @@ def test_simhash_of_features_matches_the_reference_for_any_weights(
     features: dict[str, int],
 ) -> None:
     assert simhash_of_features(features) == reference_simhash(features)
+
+
+@given(
+    st.dictionaries(
+        st.text(min_size=1, max_size=8), st.integers(min_value=1, max_value=255), max_size=60
+    )
+)
+@settings(max_examples=300)
+def test_simhash_of_features_gives_the_simhash_packages_values(features: dict[str, int]) -> None:
+    # the package is the reference below its overflow (weights up to 255)
+    package = simhash_package.Simhash(list(features.items()), f=64, hashfunc=xxhash.xxh64_digest)
+    assert simhash_of_features(features) == (package.value if features else 0)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=8), st.integers(min_value=1), max_size=40))
+@settings(max_examples=200)
+def test_simhash_and_minhash_of_counts_is_both_functions(counts: dict[str, int]) -> None:
+    assert simhash_and_minhash_of_counts(counts) == (
+        simhash_of_counts(counts),
+        minhash_of_features(counts),
+    )
+
+
+def test_simhash_and_minhash_of_counts_hashes_a_lone_surrogate_as_each_function_does() -> None:
+    counts = {"caf\udce9": 2, "ok": 1}
+    assert simhash_and_minhash_of_counts(counts) == (
+        simhash_of_counts(counts),
+        minhash_of_features(counts),
+    )
 
 
 @pytest.mark.skipif(
