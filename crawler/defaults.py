@@ -27,10 +27,11 @@ DEDUP_CONTENT_BACKEND = "memory"
 #: Switch the content pipeline on or off.
 DEDUP_CONTENT_ENABLED = True
 
-#: Worker processes that extract and fingerprint pages; ``None``: one per CPU core;
-#: 0: a thread of the crawl process (measured in bench/offload.py: processes are
-#: faster on 2+ cores).
-DEDUP_CONTENT_WORKERS: int | None = None
+#: Where pages are extracted and fingerprinted: ``"auto"``, in the crawl process while it
+#: keeps up, and worker processes too (one per CPU core but one) once pages have waited
+#: for it (crawler/extraction_lane.py); or a number of worker processes from the start
+#: (0: threads of the crawl process only).
+DEDUP_CONTENT_WORKERS: int | str = "auto"
 
 #: Switch everything the add-on enables on or off (each level has its own switch too).
 DEDUP_ENABLED = True

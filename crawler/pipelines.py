@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeoutError
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -37,6 +37,7 @@ from crawler import signals as dedup_signals
 from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, AuditLog
 from crawler.bodies import BodyCache, body_key
 from crawler.closing import close_spider
+from crawler.extraction_lane import ExtractionLane
 from crawler.from_settings import (
     FILL_WARNING_RATIO,
     REDIS_BACKENDS,
@@ -88,6 +89,21 @@ MAX_EXTRACT_ATTEMPTS = 5
 STUCK_WORKER_MARGIN = 2.0
 #: Seconds between two looks at a page queued for the workers: has it been handed over?
 QUEUED_POLL_INTERVAL = 0.05
+#: With ``DEDUP_CONTENT_WORKERS = "auto"``: worker processes start once pages have waited
+#: for the crawl process's extraction, busy without a break, this many seconds.
+AUTO_WORKERS_AFTER = 2.0
+#: With ``"auto"``, a page larger than this (bytes, or characters) goes to the worker
+#: processes (started for it), where ``DEDUP_EXTRACT_TIMEOUT`` can stop it: a thread cannot
+#: be stopped. The largest of the 474 real pages of the dev corpus has 1.8 MB.
+IN_PROCESS_MAX_SIZE = 2_000_000
+#: With ``"auto"``, so do pages whose closing tags (``</``) are fewer than this share of
+#: their tags (``<``): 20,000 nested tags never closed (380 KB) take resiliparse's and
+#: trafilatura's main-content walks minutes; the real pages of the dev corpus close
+#: 0.29 of their tags or more.
+IN_PROCESS_MIN_CLOSED_SHARE = 0.2
+#: ... unless they have fewer tags than this: 1,000 nested tags take those walks 0.1 s
+#: (a binary body has a ``<`` here and there, and nothing closed).
+IN_PROCESS_ANY_SHARE_BELOW = 1_000
 
 CONTENT_ACTIONS = ("drop", "mark")
 
@@ -98,9 +114,10 @@ class NearDuplicatePipeline:
     * the text comes from ``DEDUP_TEXT_FIELD`` when the item has it, else the
       main text is extracted (trafilatura) from ``DEDUP_HTML_FIELD``; items
       with neither pass through untouched;
-    * extraction and fingerprinting run in ``DEDUP_CONTENT_WORKERS`` worker
-      processes (in a thread when 0), never on the reactor; the look-up and
-      insert happen together;
+    * extraction and fingerprinting run never on the reactor: by default in a thread
+      of the crawl process, one page at a time, and in worker processes too once pages
+      wait for it (``DEDUP_CONTENT_WORKERS = "auto"``); or in so many worker processes
+      (in threads when 0); the look-up and insert happen together;
     * ``DEDUP_CONTENT_ACTION = "drop"`` raises ``DuplicateItem``, a ``DropItem`` (logged at INFO)
       naming the earlier URL and the distance; ``"mark"`` keeps the item and
       adds ``duplicate_of``, ``distance`` and ``simhash``;
@@ -120,7 +137,7 @@ class NearDuplicatePipeline:
         max_page_bytes: int = defaults.DEDUP_MAX_PAGE_BYTES,
         audit_path: Path | None = None,
         state_dir: Path | None = None,
-        workers: int | None = defaults.DEDUP_CONTENT_WORKERS,
+        workers: int | str | None = defaults.DEDUP_CONTENT_WORKERS,
         extract_timeout: float = defaults.DEDUP_EXTRACT_TIMEOUT,
     ) -> None:
         if action not in CONTENT_ACTIONS:
@@ -138,7 +155,11 @@ class NearDuplicatePipeline:
         self.audit_path = audit_path
         self.state_dir = state_dir
         self._audit: AuditLog | None = None
-        self.workers = (os.cpu_count() or 1) if workers is None else workers
+        #: ``DEDUP_CONTENT_WORKERS = "auto"``: pages are extracted here, one at a time, and
+        #: by worker processes too once they wait for this lane
+        auto = workers is None or workers == "auto"
+        self._lane = ExtractionLane(AUTO_WORKERS_AFTER) if auto else None
+        self.workers = max(1, (os.cpu_count() or 1) - 1) if auto else int(workers)  # type: ignore[arg-type]
         self.extract_timeout = extract_timeout
         self._processes: ProcessPoolExecutor | None = None
         self._locked = False
@@ -217,7 +238,7 @@ class NearDuplicatePipeline:
                 "(documents kept and their near copies)",
                 {"dir": self.state_dir, "count": len(self.detector)},
             )
-        if self.workers > 0:
+        if self.workers > 0 and self._lane is None:
             self._processes = self._new_processes()
         if self.audit_path is not None:
             self._audit = AuditLog(self.audit_path)
@@ -400,6 +421,13 @@ class NearDuplicatePipeline:
             "fold_repeats": self.detector.fold_repeats,
             "min_repeats": self.detector.min_repeats,
         }
+        if self._lane is not None and self._in_process(html if text is None else text):
+            try:
+                page = fingerprint_page(*arguments, **options)
+            finally:
+                self._lane.leave()
+            self.stats.inc_value("dedup/extract/in_process")
+            return page
         for _ in range(MAX_EXTRACT_ATTEMPTS):
             processes = self._processes
             if processes is None:
@@ -419,7 +447,9 @@ class NearDuplicatePipeline:
                 )
                 self._replace_processes(processes)
                 return PageFingerprint("timeout", None)
-            except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down
+            # RuntimeError: shut down; CancelledError: queued when they were replaced (left
+            # to asyncio, it would take the item's coroutine for cancelled: the item vanished)
+            except (BrokenProcessPool, RuntimeError, CancelledError) as exc:
                 if self._processes is not processes:
                     continue  # another page's stuck worker replaced the workers under this one
                 if not isinstance(exc, BrokenProcessPool):
@@ -445,6 +475,35 @@ class NearDuplicatePipeline:
             {"url": url or "<no url>", "times": MAX_EXTRACT_ATTEMPTS},
         )
         return PageFingerprint("timeout", None)
+
+    def _in_process(self, page: Any) -> bool:
+        """Whether the page is to be extracted here, in the crawl process: the lane was
+        free, or freed before it had been busy too long (``"auto"``; the lane is then
+        taken). Otherwise the worker processes are started if they were not."""
+        assert self._lane is not None
+        ordinary = _ordinary_page(page)
+        if ordinary:
+            started = self._processes is not None
+            if self._lane.try_enter() or (not started and self._lane.enter()):
+                return True
+        self._start_workers(
+            f"pages waited {AUTO_WORKERS_AFTER} s for the crawl process's extraction"
+            if ordinary
+            else "a page is too large or too deeply nested to extract without a time limit"
+        )
+        return False
+
+    def _start_workers(self, why: str) -> None:
+        with self._processes_lock:
+            if self._processes is not None:
+                return
+            self._processes = self._new_processes()
+        logger.info(
+            "Content dedup: %(why)s; %(workers)d worker processes extract pages from now on, "
+            "besides the crawl process (DEDUP_CONTENT_WORKERS = 'auto')",
+            {"why": why, "workers": self.workers},
+        )
+        self.stats.set_value("dedup/extract/workers_started", self.workers)
 
     def _result(self, future: Future[PageFingerprint]) -> PageFingerprint:
         """The page's fingerprints. The worker gives a page up itself once it has worked
@@ -554,6 +613,21 @@ class NearDuplicatePipeline:
         )
 
 
+def _ordinary_page(page: Any) -> bool:
+    """Whether *page* (HTML, or text) is no larger than :data:`IN_PROCESS_MAX_SIZE` and
+    closes at least :data:`IN_PROCESS_MIN_CLOSED_SHARE` of its tags, if it has
+    :data:`IN_PROCESS_ANY_SHARE_BELOW` or more."""
+    if not isinstance(page, (str, bytes)):
+        return True
+    if len(page) > IN_PROCESS_MAX_SIZE:
+        return False
+    if isinstance(page, str):
+        tags, closed = page.count("<"), page.count("</")
+    else:
+        tags, closed = page.count(b"<"), page.count(b"</")
+    return tags < IN_PROCESS_ANY_SHARE_BELOW or closed >= IN_PROCESS_MIN_CLOSED_SHARE * tags
+
+
 async def _in_thread(function: Callable[..., _T], *args: Any) -> _T:
     """Run *function* in a worker thread, off the reactor (asyncio or not)."""
     if is_asyncio_available():
@@ -562,18 +636,18 @@ async def _in_thread(function: Callable[..., _T], *args: Any) -> _T:
     return result
 
 
-def _workers(settings: Any) -> int | None:
+def _workers(settings: Any) -> int | str:
     value = settings.get("DEDUP_CONTENT_WORKERS", defaults.DEDUP_CONTENT_WORKERS)
-    if value is None:
-        return None
+    if value == "auto":
+        return value
     try:
         workers = int(value)
     except (TypeError, ValueError):
         workers = -1
     if workers < 0:
         raise ValueError(
-            f"DEDUP_CONTENT_WORKERS={value!r} must be a number of worker processes, 0 for a "
-            "thread of the crawl process, or None for one per CPU core"
+            f"DEDUP_CONTENT_WORKERS={value!r} must be 'auto' or a number of worker processes "
+            "(0 for threads of the crawl process only)"
         )
     return workers
 

@@ -5,8 +5,10 @@ import json
 import logging
 import multiprocessing
 import os
+import random
 import re
 import signal
+import string
 import subprocess
 import sys
 import time
@@ -62,7 +64,9 @@ def stats(pipeline: NearDuplicatePipeline) -> dict:
         name: value
         for name, value in pipeline.crawler.stats.get_stats().items()
         if name.startswith("dedup/")
-        and name not in ("dedup/content/seconds", "dedup/extract/backlog_max")
+        # how long and where: not outcomes
+        and name
+        not in ("dedup/content/seconds", "dedup/extract/backlog_max", "dedup/extract/in_process")
     }
 
 
@@ -317,11 +321,12 @@ def test_redis_away_keeps_items_unchecked(redis_server_factory, caplog):
     assert pipeline.summary().endswith(", 1 unchecked (Redis away)")
 
 
-def test_content_workers_are_one_per_core_unless_set():
+def test_content_workers_are_one_per_core_but_one_on_demand_unless_set():
     def built(settings: dict) -> NearDuplicatePipeline:
         return build_from_crawler(NearDuplicatePipeline, get_crawler(NamedSpider, settings))
 
-    assert built({}).workers == (os.cpu_count() or 1)
+    assert built({}).workers == max(1, (os.cpu_count() or 1) - 1)
+    assert built({}).workers == built({"DEDUP_CONTENT_WORKERS": "auto"}).workers
     assert built({"DEDUP_CONTENT_WORKERS": 0}).workers == 0
     assert built({"DEDUP_CONTENT_WORKERS": "3"}).workers == 3
     for wrong in (-1, "many"):
@@ -537,3 +542,106 @@ def test_workers_do_not_run_the_crawls_main_script(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads(result.stdout) == {"scrapy": False, "twisted": False, "crawler.pages": True}
+
+
+def distinct_articles(count: int, paragraphs: int = 60) -> list[str]:
+    """*count* pages of *paragraphs* paragraphs of random words each (the same on every
+    run): no two of them near copies."""
+    draw = random.Random(0)
+    words = [
+        "".join(draw.choices(string.ascii_lowercase, k=draw.randint(2, 9))) for _ in range(9999)
+    ]
+    return [
+        page([" ".join(draw.choices(words, k=40)) + "." for _ in range(paragraphs)])
+        for _ in range(count)
+    ]
+
+
+def test_by_default_pages_are_extracted_in_the_crawl_process_while_it_keeps_up():
+    pipeline = make_pipeline()
+    process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS) + "\n"})
+    assert pipeline._processes is None
+    assert pipeline.crawler.stats.get_value("dedup/extract/in_process") == 2
+    assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") is None
+    pipeline.close_spider()
+
+
+def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process(
+    caplog, monkeypatch
+):
+    """Pages that queue for the crawl process's extraction, busy without a break for
+    AUTO_WORKERS_AFTER (here 0.5 s: the 24 pages take 1 to 2 s), start the worker processes,
+    which take the pages the crawl process has no room for; each page is checked once,
+    wherever it ran."""
+    monkeypatch.setattr(crawler.pipelines, "AUTO_WORKERS_AFTER", 0.5)
+    pipeline = make_pipeline()
+    articles = distinct_articles(24)  # seconds of extraction in a row
+
+    async def all_at_once() -> list:
+        items = [{"url": f"https://a.test/{n}", "html": html} for n, html in enumerate(articles)]
+        copy = {"url": "https://b.test/0", "html": articles[0] + "\n"}
+        kept = await asyncio.gather(*map(pipeline.process_item, items))
+        try:
+            await pipeline.process_item(copy)
+        except DropItem:
+            return kept
+        raise AssertionError("the copy was kept")
+
+    with caplog.at_level(logging.INFO, logger="crawler.pipelines"):
+        kept = asyncio.run(all_at_once())
+    assert [item["url"] for item in kept] == [f"https://a.test/{n}" for n in range(24)]
+    started = pipeline.crawler.stats.get_value("dedup/extract/workers_started")
+    assert started == pipeline.workers
+    assert "pages waited 0.5 s for the crawl process's extraction; " in caplog.text
+    in_process = pipeline.crawler.stats.get_value("dedup/extract/in_process")
+    assert 0 < in_process < 25
+    assert stats(pipeline)["dedup/content/unique"] == 24
+    pipeline.close_spider()
+
+
+def test_by_default_a_page_of_tags_never_closed_goes_to_a_worker_process_and_its_time_limit():
+    pipeline = make_pipeline({"DEDUP_EXTRACT_TIMEOUT": 2})
+    # 100,000 paragraphs never closed: trafilatura takes tens of seconds over it
+    flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
+    item = process(pipeline, {"url": "https://a.test/flood", "html": flood})
+    assert item["url"] == "https://a.test/flood"  # kept, unchecked
+    assert stats(pipeline)["dedup/content/timeout"] == 1
+    assert pipeline.crawler.stats.get_value("dedup/extract/in_process") is None
+    assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == pipeline.workers
+    pipeline.close_spider()
+
+
+def test_a_page_queued_behind_a_stuck_worker_is_checked_by_the_new_workers():
+    """One worker, stuck in one call into C code on a page (20,000 nested tags never closed:
+    resiliparse's main-content walk takes minutes and no signal stops it), is replaced;
+    the page queued behind it in the pool goes to the new worker and is checked. (Its
+    cancelled future reached asyncio as a cancellation, and the item vanished from the
+    crawl: no item, no drop, no error; met in tests/test_hostile_pages.py.)"""
+    pipeline = make_pipeline(
+        {"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 1, "DEDUP_EXTRACTOR": "resiliparse"}
+    )
+    pipeline._processes.submit(int).result()
+    unclosed = "<html><body>" + "<div><span><b>deep " * 20_000
+
+    # the pool hands one page more than it has workers to them at once: the third page
+    # waits in the pool's own queue
+    stories = distinct_articles(3, paragraphs=10)
+
+    async def all_of_them() -> list:
+        items = [{"url": "https://a.test/unclosed", "html": unclosed}]
+        items += [{"url": f"https://a.test/{n}", "html": html} for n, html in enumerate(stories)]
+        return await asyncio.gather(*map(pipeline.process_item, items))
+
+    kept = asyncio.run(all_of_them())
+    assert [item["url"] for item in kept] == [
+        "https://a.test/unclosed",
+        *(f"https://a.test/{n}" for n in range(3)),
+    ]
+    # the pages handed to the stuck worker's pool with it run out of time there (given up,
+    # counted); the one still queued in the pool is checked by the new worker
+    outcomes = stats(pipeline)
+    assert outcomes["dedup/content/timeout"] + outcomes["dedup/content/unique"] == 4
+    assert outcomes["dedup/content/unique"] >= 1
+    pipeline.close_spider()
