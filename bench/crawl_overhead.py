@@ -4,7 +4,7 @@ and both levels (each extractor), in one run, interleaved.
 Usage (from the repository root)::
 
     .venv/bin/python bench/crawl_overhead.py [--corpus ../shared/corpus] [--pages 400]
-        [--delay 0.05] [--concurrency 32] [--rounds 2] [--json out.json]
+        [--delay 0.05] [--concurrency 32] [--rounds 2] [--json out.json] [--only NAME ...]
 
 What the numbers mean, and what the script promises about them:
 
@@ -24,7 +24,8 @@ What the numbers mean, and what the script promises about them:
   own; the configurations take turns, ``--rounds`` times, and the best wall time of each
   counts (the others are in ``--json``).
 * **Figures.** Wall time from the engine's start to its close, pages per second, CPU
-  seconds per page (the crawl process and its children: the extraction workers), how many
+  seconds per page (the crawl process and its children: the extraction workers; the
+  workers' share apart, 0 when pages were extracted in the crawl process), how many
   of the machine's cores were busy and idle while the crawl ran (every process, the page
   server's included: an *off* crawl that leaves no core idle leaves the content level no
   room but the crawl's own time), peak memory of the crawl process and its children (the
@@ -199,6 +200,7 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         "machine_busy_cores": (machine[1][0] - machine[0][0]) / (times["end"] - times["start"]),
         "machine_idle_cores": (machine[1][1] - machine[0][1]) / (times["end"] - times["start"]),
         "cpu_seconds": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
+        "cpu_seconds_workers": children.ru_utime + children.ru_stime,
         # ru_maxrss is in KiB on Linux
         "peak_rss_mib": memory.peak_rss / 2**20,
         "peak_pss_mib": memory.peak_pss / 2**20,
@@ -292,7 +294,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="CONCURRENT_REQUESTS")
     parser.add_argument("--rounds", type=int, default=2, help="crawls of each configuration")
     parser.add_argument("--json", type=Path, help="also write every crawl's figures here")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=[name for name in CONFIGURATIONS if name != "off"],
+        help="crawl only these configurations besides off (repeatable; default: all)",
+    )
     arguments = parser.parse_args(argv)
+    if arguments.only:
+        for name in [*CONFIGURATIONS]:
+            if name != "off" and name not in arguments.only:
+                del CONFIGURATIONS[name]
     corpus = Path(
         arguments.corpus or os.environ.get(CORPUS_ENV_VAR) or REPO_DIR.parent / "shared" / "corpus"
     )
@@ -371,17 +383,19 @@ def report(
         f"{arguments.concurrency}; best of {arguments.rounds} crawls each, taking turns.\n"
     )
     print(
-        "| crawl | wall s | vs off | pages/s | CPU ms/page | machine busy / idle cores | "
+        "| crawl | wall s | vs off | pages/s | CPU ms/page | of which workers | "
+        "machine busy / idle cores | "
         "peak RSS MiB | vs off | peak PSS MiB | vs off | items | dropped | same body | "
         "reactor lag median / p99 / max ms |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for name, run in best.items():
         lags = run["lag_ms"]
         print(
             f"| {name} | {run['seconds']:.1f} | {run['seconds'] / off['seconds']:.2f}x "
             f"| {run['pages'] / run['seconds']:.0f} "
             f"| {1000 * run['cpu_seconds'] / max(run['pages'], 1):.1f} "
+            f"| {1000 * run.get('cpu_seconds_workers', 0) / max(run['pages'], 1):.1f} "
             f"| {run['machine_busy_cores']:.2f} / {run['machine_idle_cores']:.2f} "
             f"| {run['peak_rss_mib']:.0f} | {run['peak_rss_mib'] / off['peak_rss_mib']:.2f}x "
             f"| {run['peak_pss_mib']:.0f} | {run['peak_pss_mib'] / off['peak_pss_mib']:.2f}x "
