@@ -34,7 +34,11 @@ What the numbers mean, and what the script promises about them:
   decisions whose match verification rejected (``Decision.rejected``) are counted: such a
   page is kept.
 * **Jaccard.** Of each dropped pair, the Jaccard similarity of the two pages' sets of word
-  bigrams, on the words of :func:`crawler.fingerprints.normalize_text` (default options).
+  bigrams, on the words of :func:`crawler.fingerprints.normalize_text` (default options)
+  of each page's whole visible text (resiliparse's plain text of the whole page, without
+  its main-content heuristics), not of the extractions: two pages whose extractions are
+  equal (an index page and the sidebar it shares with a search page) compare as 1.0 on
+  their extractions and hide a page lost. The extractions' Jaccard is shown beside it.
   Two texts of one word or none compare as 1.0 when equal and 0.0 otherwise. Pages of a
   manual are distinct documents, so a dropped pair below 0.5 is a page lost for nothing:
   **the target is none**. Pairs at 0.5 or more share most of their wording (two release
@@ -76,7 +80,7 @@ from machine import machine_facts as shared_machine_facts
 
 from crawler import fingerprints
 from crawler.defaults import DEDUP_EXTRACTOR
-from crawler.extract import extract
+from crawler.extract import decode_html, extract
 from crawler.fingerprints import normalize_text
 from crawler.neardup import NearDuplicateDetector
 
@@ -284,6 +288,16 @@ def bigram_jaccard(first: str, second: str) -> float:
     return len(first_set & second_set) / len(first_set | second_set)
 
 
+@functools.cache
+def visible_text(path: Path) -> str:
+    """The normalized text of the whole HTML page at *path*: every word a reader sees,
+    navigation and footers included."""
+    from resiliparse.extract.html2text import extract_plain_text
+
+    _, html = decode_html(path.read_bytes())
+    return normalize_text(extract_plain_text(html, main_content=False))
+
+
 def distinct_bigram_share(normalized: str) -> float:
     """Distinct word bigrams over all of them: low for a text of one repeated phrase."""
     bigrams = word_bigrams(normalized)
@@ -308,7 +322,10 @@ class PagePair:
     distance: int
     stage: str | None
     similarity: float | None
+    #: of the two pages' whole visible text
     jaccard: float
+    #: of the two extractions
+    main_text_jaccard: float
     dropped_chars: int
     kept_chars: int
     dropped_distinct_share: float
@@ -367,7 +384,8 @@ def describe_pair(
         distance=int(match.distance),
         stage=getattr(match, "stage", None),
         similarity=None if similarity is None else float(similarity),
-        jaccard=bigram_jaccard(dropped_text, kept_text),
+        jaccard=bigram_jaccard(visible_text(page.path), visible_text(earlier.path)),
+        main_text_jaccard=bigram_jaccard(dropped_text, kept_text),
         dropped_chars=len(dropped_text),
         kept_chars=len(kept_text),
         dropped_distinct_share=distinct_bigram_share(dropped_text),
@@ -523,7 +541,8 @@ def pair_table(
     header = ["site"] if with_site else []
     header += ["dropped page", "earlier page", "kind", "distance"]
     header += ["stage", "similarity"] if new_api else []
-    header += ["Jaccard", "chars (dropped / earlier)", "distinct bigrams (dropped / earlier)"]
+    header += ["Jaccard, whole pages", "Jaccard, extractions"]
+    header += ["chars (dropped / earlier)", "distinct bigrams (dropped / earlier)"]
     header += ["dropped page's text begins"] if text else []
     rows = []
     for pair in pairs:
@@ -532,6 +551,7 @@ def pair_table(
         row += [optional(pair.stage), optional(pair.similarity)] if new_api else []
         row += [
             f"{pair.jaccard:.3f}",
+            f"{pair.main_text_jaccard:.3f}",
             f"{pair.dropped_chars:,} / {pair.kept_chars:,}",
             f"{pair.dropped_distinct_share:.2f} / {pair.kept_distinct_share:.2f}",
         ]
@@ -609,7 +629,8 @@ def print_report(report: Report) -> None:
         "One `NearDuplicateDetector()` per site, with its defaults; the last row is one "
         "detector fed all the sites in a row. *Dropped*: decisions with a match (the page "
         f"the content level would drop). *Below {TARGET_JACCARD}*: dropped pairs whose word-"
-        f"bigram Jaccard is under {TARGET_JACCARD}: distinct pages lost.\n"
+        f"bigram Jaccard, on the two pages' whole visible text, is under {TARGET_JACCARD}: "
+        "distinct pages lost.\n"
     )
     header = ["site", "HTML files", "symlinks", "copies", "distinct", "empty text", "fed"]
     header += ["dropped", "exact", "near", f"below {TARGET_JACCARD}"]
