@@ -89,8 +89,8 @@ MAX_EXTRACT_ATTEMPTS = 5
 STUCK_WORKER_MARGIN = 2.0
 #: Seconds between two looks at a page queued for the workers: has it been handed over?
 QUEUED_POLL_INTERVAL = 0.05
-#: With ``DEDUP_CONTENT_WORKERS = "auto"``: worker processes start once pages have waited
-#: for the crawl process's extraction, busy without a break, this many seconds.
+#: With ``DEDUP_CONTENT_WORKERS = "auto"``: worker processes start once the crawl process's
+#: extraction was busy half of the last this many seconds, or a page waited for it so long.
 AUTO_WORKERS_AFTER = 2.0
 #: With ``"auto"``, a page larger than this (bytes, or characters) goes to the worker
 #: processes (started for it), where ``DEDUP_EXTRACT_TIMEOUT`` can stop it: a thread cannot
@@ -115,9 +115,9 @@ class NearDuplicatePipeline:
       main text is extracted (trafilatura) from ``DEDUP_HTML_FIELD``; items
       with neither pass through untouched;
     * extraction and fingerprinting run never on the reactor: by default in a thread
-      of the crawl process, one page at a time, and in worker processes too once pages
-      wait for it (``DEDUP_CONTENT_WORKERS = "auto"``); or in so many worker processes
-      (in threads when 0); the look-up and insert happen together;
+      of the crawl process, one page at a time, and in worker processes instead once
+      pages wait for it (``DEDUP_CONTENT_WORKERS = "auto"``); or in so many worker
+      processes (in threads when 0); the look-up and insert happen together;
     * ``DEDUP_CONTENT_ACTION = "drop"`` raises ``DuplicateItem``, a ``DropItem`` (logged at INFO)
       naming the earlier URL and the distance; ``"mark"`` keeps the item and
       adds ``duplicate_of``, ``distance`` and ``simhash``;
@@ -156,10 +156,10 @@ class NearDuplicatePipeline:
         self.state_dir = state_dir
         self._audit: AuditLog | None = None
         #: ``DEDUP_CONTENT_WORKERS = "auto"``: pages are extracted here, one at a time, and
-        #: by worker processes too once they wait for this lane
+        #: by worker processes instead once they wait for this lane
         auto = workers is None or workers == "auto"
         self._lane = ExtractionLane(AUTO_WORKERS_AFTER) if auto else None
-        self.workers = max(1, (os.cpu_count() or 1) - 1) if auto else int(workers)  # type: ignore[arg-type]
+        self.workers = (os.cpu_count() or 1) if auto else int(workers)  # type: ignore[arg-type]
         self.extract_timeout = extract_timeout
         self._processes: ProcessPoolExecutor | None = None
         self._locked = False
@@ -481,13 +481,13 @@ class NearDuplicatePipeline:
         free, or freed before it had been busy too long (``"auto"``; the lane is then
         taken). Otherwise the worker processes are started if they were not."""
         assert self._lane is not None
+        if self._processes is not None:
+            return False  # extracting here too would take the reactor's thread its time
         ordinary = _ordinary_page(page)
-        if ordinary:
-            started = self._processes is not None
-            if self._lane.try_enter() or (not started and self._lane.enter()):
-                return True
+        if ordinary and self._lane.enter():
+            return True
         self._start_workers(
-            f"pages waited {AUTO_WORKERS_AFTER} s for the crawl process's extraction"
+            f"the crawl process's extraction was busy half of {AUTO_WORKERS_AFTER} s"
             if ordinary
             else "a page is too large or too deeply nested to extract without a time limit"
         )
@@ -499,8 +499,8 @@ class NearDuplicatePipeline:
                 return
             self._processes = self._new_processes()
         logger.info(
-            "Content dedup: %(why)s; %(workers)d worker processes extract pages from now on, "
-            "besides the crawl process (DEDUP_CONTENT_WORKERS = 'auto')",
+            "Content dedup: %(why)s; %(workers)d worker processes extract pages from now on "
+            "(DEDUP_CONTENT_WORKERS = 'auto')",
             {"why": why, "workers": self.workers},
         )
         self.stats.set_value("dedup/extract/workers_started", self.workers)

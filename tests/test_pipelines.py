@@ -321,11 +321,11 @@ def test_redis_away_keeps_items_unchecked(redis_server_factory, caplog):
     assert pipeline.summary().endswith(", 1 unchecked (Redis away)")
 
 
-def test_content_workers_are_one_per_core_but_one_on_demand_unless_set():
+def test_content_workers_are_one_per_core_on_demand_unless_set():
     def built(settings: dict) -> NearDuplicatePipeline:
         return build_from_crawler(NearDuplicatePipeline, get_crawler(NamedSpider, settings))
 
-    assert built({}).workers == max(1, (os.cpu_count() or 1) - 1)
+    assert built({}).workers == (os.cpu_count() or 1)
     assert built({}).workers == built({"DEDUP_CONTENT_WORKERS": "auto"}).workers
     assert built({"DEDUP_CONTENT_WORKERS": 0}).workers == 0
     assert built({"DEDUP_CONTENT_WORKERS": "3"}).workers == 3
@@ -571,10 +571,9 @@ def test_by_default_pages_are_extracted_in_the_crawl_process_while_it_keeps_up()
 def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process(
     caplog, monkeypatch
 ):
-    """Pages that queue for the crawl process's extraction, busy without a break for
-    AUTO_WORKERS_AFTER (here 0.5 s: the 24 pages take 1 to 2 s), start the worker processes,
-    which take the pages the crawl process has no room for; each page is checked once,
-    wherever it ran."""
+    """Pages that keep the crawl process's extraction busy half of AUTO_WORKERS_AFTER or
+    more (here 0.5 s: the 24 pages take 1 to 2 s in a row) start the worker processes,
+    which take every later page; each page is checked once, wherever it ran."""
     monkeypatch.setattr(crawler.pipelines, "AUTO_WORKERS_AFTER", 0.5)
     pipeline = make_pipeline()
     articles = distinct_articles(24)  # seconds of extraction in a row
@@ -594,7 +593,7 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     assert [item["url"] for item in kept] == [f"https://a.test/{n}" for n in range(24)]
     started = pipeline.crawler.stats.get_value("dedup/extract/workers_started")
     assert started == pipeline.workers
-    assert "pages waited 0.5 s for the crawl process's extraction; " in caplog.text
+    assert "the crawl process's extraction was busy half of 0.5 s; " in caplog.text
     in_process = pipeline.crawler.stats.get_value("dedup/extract/in_process")
     assert 0 < in_process < 25
     assert stats(pipeline)["dedup/content/unique"] == 24
