@@ -19,8 +19,8 @@ What the numbers mean, and what the script promises about them:
   ``--concurrency``, no delay, no robots.txt, a spider that makes one item (URL and HTML) of
   each response: *off* (Scrapy's own dupefilter, no pipeline), *url* (the add-on with
   ``DEDUP_CONTENT_ENABLED = False``), *both, default extractor* (the add-on's defaults:
-  ``"trafilatura+resiliparse"``), *both, trafilatura* and *both, resiliparse* (each its
-  ``DEDUP_EXTRACTOR``). Each crawl is a process of its
+  ``"auto"``), *both, trafilatura*, *both, resiliparse* and *both, trafilatura+resiliparse*
+  (the default until 2026-12-04) (each its ``DEDUP_EXTRACTOR``). Each crawl is a process of its
   own; the configurations take turns, ``--rounds`` times, and the best wall time of each
   counts (the others are in ``--json``).
 * **Figures.** Wall time from the engine's start to its close, pages per second, CPU
@@ -72,6 +72,10 @@ CONFIGURATIONS: dict[str, dict[str, Any]] = {
     "both, resiliparse": {
         "ADDONS": {"crawler.addon.DedupAddon": 0},
         "DEDUP_EXTRACTOR": "resiliparse",
+    },
+    "both, trafilatura+resiliparse": {
+        "ADDONS": {"crawler.addon.DedupAddon": 0},
+        "DEDUP_EXTRACTOR": "trafilatura+resiliparse",
     },
 }
 PRINTED = (
@@ -383,18 +387,20 @@ def report(
         f"{arguments.concurrency}; best of {arguments.rounds} crawls each, taking turns.\n"
     )
     print(
-        "| crawl | wall s | vs off | pages/s | CPU ms/page | of which workers | "
+        "| crawl | wall s | vs off | pages/s | CPU ms/page | more than off | of which workers | "
         "machine busy / idle cores | "
         "peak RSS MiB | vs off | peak PSS MiB | vs off | items | dropped | same body | "
         "reactor lag median / p99 / max ms |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    off_cpu_ms = 1000 * off["cpu_seconds"] / max(off["pages"], 1)
     for name, run in best.items():
         lags = run["lag_ms"]
         print(
             f"| {name} | {run['seconds']:.1f} | {run['seconds'] / off['seconds']:.2f}x "
             f"| {run['pages'] / run['seconds']:.0f} "
             f"| {1000 * run['cpu_seconds'] / max(run['pages'], 1):.1f} "
+            f"| {1000 * run['cpu_seconds'] / max(run['pages'], 1) - off_cpu_ms:+.1f} "
             f"| {1000 * run.get('cpu_seconds_workers', 0) / max(run['pages'], 1):.1f} "
             f"| {run['machine_busy_cores']:.2f} / {run['machine_idle_cores']:.2f} "
             f"| {run['peak_rss_mib']:.0f} | {run['peak_rss_mib'] / off['peak_rss_mib']:.2f}x "

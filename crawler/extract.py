@@ -62,6 +62,7 @@ __all__ = [
     "check_extractor",
     "decode_html",
     "extract",
+    "kept_little",
     "load_extractor",
     "main_text",
 ]
@@ -69,12 +70,26 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 ExtractionStatus = Literal["ok", "truncated", "no_text", "binary", "failed"]
-Extractor = Literal["trafilatura", "resiliparse", "trafilatura+resiliparse"]
+Extractor = Literal["trafilatura", "resiliparse", "trafilatura+resiliparse", "auto"]
 #: The main-text extractors: trafilatura (most accurate), resiliparse (about ten times
-#: faster), and trafilatura's lines that resiliparse agrees with
+#: faster), trafilatura's lines that resiliparse agrees with
 #: (:func:`crawler.agreement.agreed_lines`: what copies of a page have in common, for
-#: their fingerprints).
-EXTRACTORS: Final[tuple[Extractor, ...]] = ("trafilatura", "resiliparse", "trafilatura+resiliparse")
+#: their fingerprints), and ``"auto"``: resiliparse, and trafilatura on a page of which
+#: resiliparse kept little (:data:`AUTO_MIN_SHARE`).
+EXTRACTORS: Final[tuple[Extractor, ...]] = (
+    "trafilatura",
+    "resiliparse",
+    "trafilatura+resiliparse",
+    "auto",
+)
+
+#: ``"auto"`` asks trafilatura when resiliparse's main text holds less than this share of
+#: the page's text: resiliparse then missed the article (kept a byline, a menu, nothing),
+#: and pages of one template would compare by what the template holds.
+AUTO_MIN_SHARE: Final = 0.15
+#: ... and the page holds at least this many characters of text (a smaller page has little
+#: to miss).
+AUTO_MIN_PAGE_CHARS: Final = 500
 
 #: Pages larger than this (bytes, or characters for ``str`` input) are cut before extraction.
 DEFAULT_MAX_BYTES: Final = 5 * 1024 * 1024
@@ -228,7 +243,8 @@ def extract(
     - *extractor* is one of :data:`EXTRACTORS`. When it raises on the page, the other one
       (resiliparse when trafilatura raised, if installed) extracts it (``fallback``); when
       both raise, ``"failed"``. ``"trafilatura+resiliparse"`` gives trafilatura's whole text
-      when only resiliparse raises. Never raises on the page content.
+      when only resiliparse raises; ``"auto"`` gives resiliparse's text when trafilatura
+      raises on a page resiliparse kept little of. Never raises on the page content.
 
     >>> page = "<html><body><article><p>" + "Real words of an article. " * 20
     >>> result = extract(page.encode("utf-8"))
@@ -323,10 +339,11 @@ def _installed(package: str) -> bool:
 
 
 def load_extractor(extractor: str) -> None:
-    """Import *extractor*'s packages now rather than on the first page (which
-    :func:`extract` does on its own); :func:`check_extractor` says what it raises."""
+    """Import the packages *extractor* needs for every page now rather than on the first
+    page (which :func:`extract` does on its own; ``"auto"`` imports trafilatura on the
+    first page that needs it); :func:`check_extractor` says what it raises."""
     check_extractor(extractor)
-    for package in _REQUIRES[extractor]:
+    for package in _PRELOADED[extractor]:
         importlib.import_module(_MODULES[package])
 
 
@@ -368,17 +385,45 @@ def _agreed_text(page: str, url: str | None) -> tuple[str, int]:
     return agreed_lines(text, second[0]), page_chars
 
 
+def kept_little(text: str, page_chars: int) -> bool:
+    """Whether a main text is a small share of its page's text: under
+    :data:`AUTO_MIN_SHARE` of a page of :data:`AUTO_MIN_PAGE_CHARS` or more (where
+    ``"auto"`` asks trafilatura instead of resiliparse).
+
+    >>> kept_little("By Jane Doe", 4000), kept_little("By Jane Doe", 60)
+    (True, False)
+    """
+    return page_chars >= AUTO_MIN_PAGE_CHARS and len(text.strip()) < AUTO_MIN_SHARE * page_chars
+
+
+def _auto_text(page: str, url: str | None) -> tuple[str, int]:
+    """resiliparse's main text of *page*, or trafilatura's when resiliparse's is a small
+    share of the page's (:func:`kept_little`); and the characters of text the page holds,
+    as resiliparse counts them."""
+    text, page_chars = _resiliparse_text(page, url)
+    if not kept_little(text, page_chars):
+        return text, page_chars
+    second = _attempt("trafilatura", page, url)
+    if second is None or not second[0].strip():
+        return text, page_chars
+    return second[0], page_chars
+
+
 _EXTRACT: Final = {
     "trafilatura": _trafilatura_text,
     "resiliparse": _resiliparse_text,
     "trafilatura+resiliparse": _agreed_text,
+    "auto": _auto_text,
 }
 #: What each extractor imports, and which extractor takes over a page it raised on.
 _REQUIRES: Final[Mapping[str, tuple[str, ...]]] = {
     "trafilatura": ("trafilatura",),
     "resiliparse": ("resiliparse",),
     "trafilatura+resiliparse": ("trafilatura", "resiliparse"),
+    "auto": ("resiliparse", "trafilatura"),
 }
+#: What :func:`load_extractor` imports: what every page needs.
+_PRELOADED: Final[Mapping[str, tuple[str, ...]]] = {**_REQUIRES, "auto": ("resiliparse",)}
 _MODULES: Final[Mapping[str, str]] = {
     "trafilatura": "trafilatura",
     "resiliparse": "resiliparse.extract.html2text",
@@ -387,6 +432,7 @@ _FALLBACK: Final[Mapping[Extractor, Extractor]] = {
     "trafilatura": "resiliparse",
     "resiliparse": "trafilatura",
     "trafilatura+resiliparse": "resiliparse",
+    "auto": "trafilatura",
 }
 
 

@@ -23,6 +23,7 @@ SMALL_RUNS = {
     "crawl_overhead": (["--pages", "3", "--rounds", "1"], True),
     "dedup_text": (["--repeat", "1"], True),
     "learned_rules": (["--products", "12"], False),
+    "manual_crawl": (["--rounds", "1"], False),  # the small site the test writes
     "neardup_index": (
         [
             *("--docs", "3000", "--peer-docs", "1000", "--queries", "50"),
@@ -34,6 +35,7 @@ SMALL_RUNS = {
     "neardup_quality": (["--pages", "2", "--workers", "1"], True),
     "offload": (["--pages", "4", "--workers", "1", "--repeat", "1"], True),
     "redis_cluster": (["--urls", "3000"], False),
+    "same_template": (["--pages", "6", "--extractor", "auto"], True),
     "redis_urlfilter": (["--requests", "2000", "--repeat", "1", "--scale-urls", "0"], True),
     "tracking_registries": ([], True),
     "urlfilter": (["--requests", "2000", "--repeat", "1"], True),
@@ -63,7 +65,11 @@ def small_site(root: Path) -> Path:
     for name, text in [
         ("install.html", "Install the package with pip, then add one line to the settings. " * 8),
         ("usage.html", "Run a crawl as usual and read the report it writes at the end. " * 8),
-        ("index.html", "Contents: installing the package; running a crawl; the report."),
+        (
+            "index.html",
+            'Contents: <a href="install.html">installing the package</a>; '
+            '<a href="usage.html">running a crawl</a>; the report.',
+        ),
     ]:
         (root / name).write_text(f"<html><body><article><p>{text}</p></article></body></html>")
     return root
@@ -75,7 +81,7 @@ def test_each_benchmark_runs(script: str, tmp_path: Path):
     arguments, reads_corpus = SMALL_RUNS[script]
     if reads_corpus and not (CORPUS_DIR / "pages").is_dir():
         pytest.skip(f"corpus not found in {CORPUS_DIR} (set DEDUP_CORPUS_DIR)")
-    if script == "neardup_precision":
+    if script in ("neardup_precision", "manual_crawl"):
         arguments = [str(small_site(tmp_path / "manual")), *arguments]
     result = subprocess.run(
         [sys.executable, str(REPO_ROOT / "bench" / f"{script}.py"), *arguments],

@@ -422,6 +422,35 @@ def test_resiliparse_keeps_the_article_and_drops_navigation_footer_and_comments(
     assert abs(result.page_chars - extract(article_page().encode()).page_chars) < 40
 
 
+def test_auto_gives_resiliparse_text_when_it_holds_the_article() -> None:
+    page = article_page().encode()
+    result = extract(page, extractor="auto")
+    assert result == extract(page, extractor="resiliparse")
+    assert_is_the_article(result.text)
+
+
+def test_auto_asks_trafilatura_when_resiliparse_keeps_little_of_the_page() -> None:
+    # a theme that names its article column "sidebar": resiliparse's heuristics drop it
+    body = "".join(f"<p>{paragraph}</p>" for paragraph in PARAGRAPHS)
+    page = (
+        f'<html><body><nav><a href="/">{NAV_ITEMS[0]}</a></nav>'
+        f'<div class="sidebar"><h1>Old bridge reopens</h1>{body}</div>'
+        f"<footer><p>{FOOTER}</p></footer></body></html>"
+    ).encode()
+    fast = extract(page, extractor="resiliparse")
+    assert len(fast.text) < crawler.extract.AUTO_MIN_SHARE * fast.page_chars
+    result = extract(page, extractor="auto")
+    assert result.text == extract(page, extractor="trafilatura").text
+    assert_is_the_article(result.text)
+    # the page's size is resiliparse's count either way, so that sizes compare
+    assert result.page_chars == fast.page_chars
+
+
+def test_auto_keeps_resiliparse_text_of_a_small_page() -> None:
+    page = b'<html><body><div class="sidebar"><p>Opening hours: 9 to 5.</p></div></body></html>'
+    assert extract(page, extractor="auto") == extract(page, extractor="resiliparse")
+
+
 @pytest.mark.parametrize("extractor", ["boilerpipe", "", "Trafilatura"])
 def test_an_unknown_extractor_is_refused(extractor: str) -> None:
     with pytest.raises(ValueError, match="choose one of 'trafilatura', 'resiliparse'"):

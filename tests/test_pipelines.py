@@ -178,7 +178,7 @@ def test_a_state_dir_of_the_other_extractor_is_refused(tmp_path):
     first = make_pipeline({"DEDUP_STATE_DIR": str(tmp_path)})
     process(first, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
     first.close_spider()
-    other_rules = "extractor: 'trafilatura\\+resiliparse' -> 'resiliparse'"
+    other_rules = "extractor: 'auto' -> 'resiliparse'"
     with pytest.raises(StateFileError, match=other_rules):
         make_pipeline({"DEDUP_STATE_DIR": str(tmp_path), "DEDUP_EXTRACTOR": "resiliparse"})
 
@@ -188,7 +188,7 @@ def test_a_page_trafilatura_cannot_read_is_extracted_by_resiliparse(monkeypatch)
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr("trafilatura.extract", explode)
-    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0, "DEDUP_EXTRACTOR": "trafilatura"})
     process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
         process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS) + "\n"})
@@ -235,7 +235,10 @@ def test_a_body_read_in_another_charset_is_extracted_again(extractions):
 
 
 def test_a_page_that_takes_too_long_passes_unchecked_and_later_pages_are_checked(caplog):
-    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 3})
+    # trafilatura parses a page of 100,000 tags never closed for minutes (resiliparse: 0.1 s)
+    pipeline = make_pipeline(
+        {"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 3, "DEDUP_EXTRACTOR": "trafilatura"}
+    )
     pipeline._processes.submit(int).result()  # the worker has started
     # 100,000 unclosed paragraphs: trafilatura takes tens of seconds over it
     flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
@@ -345,6 +348,7 @@ def imported(module: str) -> bool:
         ("resiliparse", "resiliparse", "trafilatura"),
         ("trafilatura+resiliparse", "resiliparse", None),
         ("trafilatura+resiliparse", "trafilatura", None),
+        ("auto", "resiliparse", "trafilatura"),
     ],
 )
 def test_worker_processes_start_with_the_spider_and_load_only_the_chosen_extractor(
@@ -468,7 +472,9 @@ def test_a_page_waiting_behind_slow_ones_has_its_own_time_limit():
     checked: each page's time limit counts in the worker, from when it starts there (it
     used to count from the hand-over, so the page timed out with the second slow one,
     unchecked)."""
-    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 2})
+    pipeline = make_pipeline(
+        {"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 2, "DEDUP_EXTRACTOR": "trafilatura"}
+    )
     pipeline._processes.submit(int).result()
     flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
     items = [{"url": f"https://a.test/flood-{n}", "html": flood + f"<p>{n}"} for n in (1, 2)]
@@ -494,7 +500,7 @@ def test_fingerprint_page_within_gives_a_slow_page_up_and_leaves_no_timer():
     signal.setitimer(signal.ITIMER_REAL, 600)  # a timer of the caller's own
     started = time.monotonic()
     try:
-        assert fingerprint_page_within(0.5, flood).status == "timeout"
+        assert fingerprint_page_within(0.5, flood, extractor="trafilatura").status == "timeout"
         assert time.monotonic() - started < 0.5 + 2
         assert signal.getsignal(signal.SIGALRM) is handler
         assert 590 < signal.getitimer(signal.ITIMER_REAL)[0] <= 600  # set again, not reset
@@ -603,7 +609,7 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
 
 
 def test_by_default_a_page_of_tags_never_closed_goes_to_a_worker_process_and_its_time_limit():
-    pipeline = make_pipeline({"DEDUP_EXTRACT_TIMEOUT": 2})
+    pipeline = make_pipeline({"DEDUP_EXTRACT_TIMEOUT": 2, "DEDUP_EXTRACTOR": "trafilatura"})
     # 100,000 paragraphs never closed: trafilatura takes tens of seconds over it
     flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
     item = process(pipeline, {"url": "https://a.test/flood", "html": flood})
