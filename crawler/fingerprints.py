@@ -32,6 +32,7 @@ import itertools
 import math
 import re
 import sys
+import threading
 import unicodedata
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -280,9 +281,15 @@ _DIGIT = re.compile(r"\d")
 _DELETED = np.uint32(0xFFFFFFFF)
 
 
-@functools.cache
+_CODE_POINT_MAP_LOCK = threading.Lock()
+#: The planes that hold code points :func:`normalize_text` changes (see
+#: :func:`_code_point_map`).
+_MAPPED_CODE_POINTS = (range(0x20000), range(0xE0000, 0xE1000))
+
+
 def _code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
-    """What :func:`normalize_text` writes for each code point, built on first use.
+    """What :func:`normalize_text` writes for each code point, built on first use (once,
+    whichever threads ask at the same time).
 
     Punctuation (P*), symbols (S*), control characters (Cc) and the private-use characters
     of the Basic Multilingual Plane (icon fonts) become a space; decimal digits (Nd) of
@@ -293,16 +300,22 @@ def _code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
     ideographs only. An array (4.4 MB) rather than a :meth:`str.translate` table: one
     look-up for the whole text is five times faster than ``str.translate``'s one a character.
     """
+    with _CODE_POINT_MAP_LOCK:
+        return _built_code_point_map()
+
+
+@functools.cache
+def _built_code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
     code_points = np.arange(sys.maxunicode + 1, dtype=np.uint32)
-    for code_point in (*range(0x20000), *range(0xE0000, 0xE1000)):
-        character = chr(code_point)
-        category = unicodedata.category(character)
-        if category[0] in "PS" or category in ("Cc", "Co"):
-            code_points[code_point] = ord(" ")
-        elif category == "Nd":
-            code_points[code_point] = ord(str(unicodedata.decimal(character)))
-        elif category in ("Cf", "Cs"):
-            code_points[code_point] = _DELETED
+    scanned = np.fromiter(itertools.chain(*_MAPPED_CODE_POINTS), dtype=np.uint32)
+    categories = np.array(list(map(unicodedata.category, map(chr, scanned.tolist()))), dtype="<U2")
+    major = categories.astype("<U1")
+    spaced = (major == "P") | (major == "S") | (categories == "Cc") | (categories == "Co")
+    code_points[scanned[spaced]] = ord(" ")
+    digits = scanned[categories == "Nd"]
+    code_points[digits] = [ord(str(unicodedata.decimal(chr(digit)))) for digit in digits]
+    deleted = (categories == "Cf") | (categories == "Cs")
+    code_points[scanned[deleted]] = _DELETED
     return code_points
 
 

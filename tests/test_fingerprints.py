@@ -13,7 +13,9 @@ import random
 import re
 import subprocess
 import sys
+import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +26,7 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crawler import fingerprints
 from crawler.extract import main_text
 from crawler.fingerprints import (
     CJK_NGRAM,
@@ -977,3 +980,17 @@ def test_a_latin_label_right_after_chinese_text_names_its_number() -> None:
 )
 def test_a_year_before_a_unit_is_a_size(text: str, normalized: str) -> None:
     assert normalize_text(text) == normalized
+
+
+def test_the_code_point_map_is_built_once_whichever_threads_ask_first():
+    fingerprints._built_code_point_map.cache_clear()
+    start = threading.Barrier(8)
+
+    def normalize() -> str:
+        start.wait()
+        return normalize_text("Ｆｕｌｌ width, 1,234 views!")
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: normalize(), range(8)))
+    assert results == ["full width 0"] * 8
+    assert fingerprints._built_code_point_map.cache_info().misses == 1
