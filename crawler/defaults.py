@@ -121,7 +121,7 @@ DEDUP_REDIS_URL: str | None = None
 DEDUP_SECOND_STAGE = True
 
 #: The widest Hamming distance of the second stage (from the long threshold to 16).
-DEDUP_SECOND_STAGE_DISTANCE = 10
+DEDUP_SECOND_STAGE_DISTANCE = 12
 
 #: Texts with fewer normalized characters than this are short.
 DEDUP_SHORT_TEXT_CHARS = 200

@@ -65,6 +65,7 @@ __all__ = [
     "kept_little",
     "load_extractor",
     "main_text",
+    "without_url_lines",
 ]
 
 logger = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ EXTRACTORS: Final[tuple[Extractor, ...]] = (
 #: and pages of one template would compare by what the template holds.
 AUTO_MIN_SHARE: Final = 0.15
 #: ... and the page holds at least this many characters of text (a smaller page has little
-#: to miss).
+#: to miss), unless resiliparse found no main text at all.
 AUTO_MIN_PAGE_CHARS: Final = 500
 
 #: Pages larger than this (bytes, or characters for ``str`` input) are cut before extraction.
@@ -386,27 +387,44 @@ def _agreed_text(page: str, url: str | None) -> tuple[str, int]:
 
 
 def kept_little(text: str, page_chars: int) -> bool:
-    """Whether a main text is a small share of its page's text: under
-    :data:`AUTO_MIN_SHARE` of a page of :data:`AUTO_MIN_PAGE_CHARS` or more (where
-    ``"auto"`` asks trafilatura instead of resiliparse).
+    """Whether a main text is a small share of its page's text: none of a page that has
+    text, or under :data:`AUTO_MIN_SHARE` of a page of :data:`AUTO_MIN_PAGE_CHARS` or more
+    (where ``"auto"`` asks trafilatura instead of resiliparse).
 
-    >>> kept_little("By Jane Doe", 4000), kept_little("By Jane Doe", 60)
-    (True, False)
+    >>> kept_little("By Jane Doe", 4000), kept_little("By Jane Doe", 60), kept_little("", 60)
+    (True, False, True)
     """
-    return page_chars >= AUTO_MIN_PAGE_CHARS and len(text.strip()) < AUTO_MIN_SHARE * page_chars
+    kept = len(text.strip())
+    if not kept:
+        return page_chars > 0
+    return page_chars >= AUTO_MIN_PAGE_CHARS and kept < AUTO_MIN_SHARE * page_chars
 
 
 def _auto_text(page: str, url: str | None) -> tuple[str, int]:
     """resiliparse's main text of *page*, or trafilatura's when resiliparse's is a small
-    share of the page's (:func:`kept_little`); and the characters of text the page holds,
-    as resiliparse counts them."""
+    share of the page's (:func:`kept_little`), without the lines that write out a URL; and
+    the characters of text the page holds, as resiliparse counts them."""
     text, page_chars = _resiliparse_text(page, url)
-    if not kept_little(text, page_chars):
-        return text, page_chars
-    second = _attempt("trafilatura", page, url)
-    if second is None or not second[0].strip():
-        return text, page_chars
-    return second[0], page_chars
+    if kept_little(text, page_chars):
+        second = _attempt("trafilatura", page, url)
+        if second is not None and second[0].strip():
+            text = second[0]
+    return without_url_lines(text), page_chars
+
+
+def without_url_lines(text: str) -> str:
+    """*text* without its lines that write out an ``http://`` or ``https://`` URL: the
+    address a printed copy names, the source a mirror credits, a "read more" link; an
+    article's own prose seldom holds one.
+
+    >>> without_url_lines("The river rose.\\nPrinted from https://news.example/river")
+    'The river rose.'
+    """
+    if "://" not in text:
+        return text
+    return "\n".join(
+        line for line in text.splitlines() if "http://" not in line and "https://" not in line
+    )
 
 
 _EXTRACT: Final = {

@@ -83,7 +83,7 @@ DEFAULT_MIN_REPEATS = 2
 #: The estimated word-pair Jaccard similarity from which a candidate is a copy.
 DEFAULT_MIN_SIMILARITY = 0.5
 #: The widest Hamming distance the second stage looks at.
-DEFAULT_SECOND_STAGE_DISTANCE = 10
+DEFAULT_SECOND_STAGE_DISTANCE = 12
 #: Candidates verified at most per stage, nearest first.
 MAX_VERIFIED_CANDIDATES = 32
 

@@ -446,9 +446,27 @@ def test_auto_asks_trafilatura_when_resiliparse_keeps_little_of_the_page() -> No
     assert result.page_chars == fast.page_chars
 
 
-def test_auto_keeps_resiliparse_text_of_a_small_page() -> None:
-    page = b'<html><body><div class="sidebar"><p>Opening hours: 9 to 5.</p></div></body></html>'
-    assert extract(page, extractor="auto") == extract(page, extractor="resiliparse")
+def test_auto_leaves_out_the_lines_that_write_out_a_url() -> None:
+    printed = "<p>Printed on 12 March 2024 from https://news.example/bridge</p>"
+    page = article_page([*PARAGRAPHS, printed[3:-4]]).encode()
+    assert "https://news.example/bridge" in extract(page, extractor="resiliparse").text
+    text = extract(page, extractor="auto").text
+    assert "Printed on" not in text
+    assert_is_the_article(text)
+
+
+def test_auto_keeps_resiliparse_text_of_a_small_page_unless_it_is_empty() -> None:
+    nav = "".join(f'<li><a href="/{n}">Section number {n} of the site</a></li>' for n in range(14))
+    hours = "<p>Opening hours: 9 to 5, Monday to Friday.</p>"
+    page = f"<html><body><nav><ul>{nav}</ul></nav><main>{hours}</main></body></html>".encode()
+    fast = extract(page, extractor="resiliparse")
+    assert fast.page_chars < crawler.extract.AUTO_MIN_PAGE_CHARS
+    assert len(fast.text) < crawler.extract.AUTO_MIN_SHARE * fast.page_chars
+    assert extract(page, extractor="auto") == fast
+    # nothing at all: trafilatura is asked, however small the page
+    hidden = b'<html><body><div class="sidebar"><p>Opening hours: 9 to 5.</p></div></body></html>'
+    assert extract(hidden, extractor="resiliparse").text == ""
+    assert extract(hidden, extractor="auto").text == "Opening hours: 9 to 5."
 
 
 @pytest.mark.parametrize("extractor", ["boilerpipe", "", "Trafilatura"])
