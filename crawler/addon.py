@@ -29,7 +29,7 @@ from crawler.exporters import JSON_LINES_FORMATS, FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
 from crawler.learned_rules import LearnedRulesMiddleware
 from crawler.logformatter import DedupLogFormatter
-from crawler.middlewares import FrontierMiddleware
+from crawler.middlewares import FrontierMiddleware, ItemPageMiddleware
 from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
 
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 #: the middleware must see each callback's whole output and final failures.
 FRONTIER_MIDDLEWARE_ORDER = 25
 LEARNED_RULES_MIDDLEWARE_ORDER = 30
+#: Next to the spider: it sees each callback's output before other middlewares.
+ITEM_PAGE_MIDDLEWARE_ORDER = 950
 #: Early, so that pipelines storing items never see the duplicates.
 CONTENT_PIPELINE_ORDER = 100
 #: After the content pipeline: a key is recorded only for an item that got
@@ -67,6 +69,10 @@ class DedupAddon:
         if settings.getlist("DEDUP_ITEM_KEY_FIELDS"):
             settings.setdefault_in_component_priority_dict(
                 "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER
+            )
+        if settings.getbool("DEDUP_CONTENT_ENABLED"):
+            settings.setdefault_in_component_priority_dict(
+                "SPIDER_MIDDLEWARES", ItemPageMiddleware, ITEM_PAGE_MIDDLEWARE_ORDER
             )
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", NearDuplicatePipeline, CONTENT_PIPELINE_ORDER

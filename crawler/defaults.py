@@ -58,6 +58,13 @@ DEDUP_HTML_FIELD = "html"
 #: ``["sku"]``): an item whose key was seen before is dropped. Empty: off.
 DEDUP_ITEM_KEY_FIELDS: list[str] = []
 
+#: The fields whose text the content level compares for an item without a page or text
+#: field that shares its page with other items (a listing): when the callback yielded
+#: it alone, the page it came from is read instead. ``[]``: every field whose value is a
+#: string, but ``url`` and URLs (any project's items work unchanged; names and prices tell
+#: products apart, and dates are masked by normalization).
+DEDUP_ITEM_TEXT_FIELDS: list[str] = []
+
 #: Keep the HTML field in items after use (feeds rarely want whole pages).
 DEDUP_KEEP_HTML = False
 

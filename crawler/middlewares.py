@@ -35,12 +35,15 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from itemadapter import ItemAdapter, is_item
 from scrapy import Request
 from scrapy import signals as scrapy_signals
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import call_later
 
-from crawler import signals
+from crawler import defaults, signals
 from crawler.from_settings import check_url_state
+from crawler.item_pages import ItemPage, ItemPages, item_pages
 from crawler.request_meta import META_HELD, META_ITEMS_SETTLED, META_UNCHECKED
 
 if TYPE_CHECKING:
@@ -232,3 +235,116 @@ class FrontierMiddleware:
 
     def process_exception(self, request: Request, exception: Exception) -> None:
         self._finished(request)
+
+
+class ItemPageMiddleware:
+    """Record the page each item came from (:mod:`crawler.item_pages`), for the content
+    level to read when an item holds no page or text of its own.
+
+    * items with a ``DEDUP_HTML_FIELD`` or ``DEDUP_TEXT_FIELD`` field pass as they come;
+    * the only item a callback yields for its response is recorded with the response's
+      body and charset: from an item without those fields on, the output is held until
+      the callback's output ends or yields another item, then passed on in its order (the
+      item before the requests that followed it, as the callback yielded them);
+    * items of an output that yields several are recorded with their place in it;
+    * nothing is added to the items.
+
+    The add-on enables it with the content level; by hand::
+
+        SPIDER_MIDDLEWARES = {"crawler.middlewares.ItemPageMiddleware": 950}
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.pages = item_pages(crawler)
+        settings = crawler.settings
+        self.page_fields = (
+            settings.get("DEDUP_HTML_FIELD", defaults.DEDUP_HTML_FIELD),
+            settings.get("DEDUP_TEXT_FIELD", defaults.DEDUP_TEXT_FIELD),
+        )
+        for item_left in (
+            scrapy_signals.item_scraped,
+            scrapy_signals.item_dropped,
+            scrapy_signals.item_error,
+        ):
+            crawler.signals.connect(self._item_left, signal=item_left)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        for switch in ("DEDUP_ENABLED", "DEDUP_CONTENT_ENABLED"):
+            if not crawler.settings.getbool(switch, getattr(defaults, switch)):
+                raise NotConfigured(f"{switch} is False")
+        return cls(crawler)
+
+    def _item_left(self, item: Any = None, **kwargs: Any) -> None:
+        self.pages.forget(item)  # left before the content pipeline took its page
+
+    def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
+        items = _ItemsOfOutput(response, self.pages, self.page_fields)
+        try:
+            for output in result:
+                yield from items.passed(output)
+        except Exception:
+            yield from items.held_back()
+            raise
+        yield from items.ended()
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        items = _ItemsOfOutput(response, self.pages, self.page_fields)
+        try:
+            async for output in result:
+                for passed in items.passed(output):
+                    yield passed
+        except Exception:
+            for passed in items.held_back():
+                yield passed
+            raise
+        for passed in items.ended():
+            yield passed
+
+
+class _ItemsOfOutput:
+    """One callback's output so far: from its first item on, when that item holds no page,
+    what came is held until it is known whether that item is the only one."""
+
+    def __init__(self, response: Response, pages: ItemPages, page_fields: tuple[str, ...]) -> None:
+        self.response = response
+        self.pages = pages
+        self.page_fields = page_fields
+        self.items = 0
+        self.held: list[Any] = []
+
+    def passed(self, output: Any) -> list[Any]:
+        """What to pass on now that *output* came."""
+        if not is_item(output):
+            if self.held:
+                self.held.append(output)
+                return []
+            return [output]
+        index, self.items = self.items, self.items + 1
+        if self.held:  # a second item: the first one shares its page
+            self.pages.put(self.held[0], ItemPage(self.response.url, 0))
+            passed, self.held = self.held, []
+        else:
+            passed = []
+        if any(field in ItemAdapter(output) for field in self.page_fields):
+            return [*passed, output]
+        if index == 0:
+            self.held = [output]
+            return []
+        self.pages.put(output, ItemPage(self.response.url, index))
+        return [*passed, output]
+
+    def ended(self) -> list[Any]:
+        """What to pass on once the output ended: the only item, with its page recorded."""
+        if not self.held:
+            return []
+        encoding = getattr(self.response, "encoding", None)
+        self.pages.put(self.held[0], ItemPage(self.response.url, 0, self.response.body, encoding))
+        return self.held_back()
+
+    def held_back(self) -> list[Any]:
+        """What was held, as it came (the callback raised: the item passes without a page)."""
+        passed, self.held = self.held, []
+        return passed

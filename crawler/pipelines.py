@@ -54,6 +54,7 @@ from crawler.from_settings import (
 )
 from crawler.index.redis import RedisContentIndex
 from crawler.item_keys import ITEM_KEY_VERSION, item_key
+from crawler.item_pages import item_pages, item_text
 from crawler.logformatter import DuplicateItem
 from crawler.neardup import NearDuplicateDetector, rejection_reason
 from crawler.pages import (
@@ -133,6 +134,7 @@ class NearDuplicatePipeline:
         action: str = defaults.DEDUP_CONTENT_ACTION,
         html_field: str = defaults.DEDUP_HTML_FIELD,
         text_field: str = defaults.DEDUP_TEXT_FIELD,
+        item_text_fields: list[str] | None = None,
         keep_html: bool = defaults.DEDUP_KEEP_HTML,
         max_page_bytes: int = defaults.DEDUP_MAX_PAGE_BYTES,
         audit_path: Path | None = None,
@@ -150,6 +152,8 @@ class NearDuplicatePipeline:
         self.action = action
         self.html_field = html_field
         self.text_field = text_field
+        self.item_text_fields = list(item_text_fields or [])
+        self._item_pages = item_pages(crawler)
         self.keep_html = keep_html
         self.max_page_bytes = max_page_bytes
         self.audit_path = audit_path
@@ -170,6 +174,7 @@ class NearDuplicatePipeline:
             "exact": 0,
             "near": 0,
             "no_text": 0,
+            "no_page": 0,
             "unchecked": 0,
             "rejected": 0,
             "refetched": 0,
@@ -206,6 +211,9 @@ class NearDuplicatePipeline:
             action=settings.get("DEDUP_CONTENT_ACTION", defaults.DEDUP_CONTENT_ACTION),
             html_field=settings.get("DEDUP_HTML_FIELD", defaults.DEDUP_HTML_FIELD),
             text_field=settings.get("DEDUP_TEXT_FIELD", defaults.DEDUP_TEXT_FIELD),
+            item_text_fields=settings.getlist(
+                "DEDUP_ITEM_TEXT_FIELDS", defaults.DEDUP_ITEM_TEXT_FIELDS
+            ),
             keep_html=settings.getbool("DEDUP_KEEP_HTML", defaults.DEDUP_KEEP_HTML),
             max_page_bytes=settings.getint("DEDUP_MAX_PAGE_BYTES", defaults.DEDUP_MAX_PAGE_BYTES),
             audit_path=Path(audit_file) if audit_file else None,
@@ -266,8 +274,20 @@ class NearDuplicatePipeline:
         url = str(adapter.get("url") or "")
         text = adapter.get(self.text_field)
         html = adapter.get(self.html_field)
+        encoding = self._encoding(adapter)
+        source = self._item_pages.take(item)
         if text is None and html is None:
-            return item
+            if source is None:
+                self._count("no_page")
+                self._write_audit(url, "kept", "no_page", None, None)
+                return item
+            url = url or source.key
+            if source.body is not None:
+                html, encoding = source.body, source.encoding
+                self.stats.inc_value("dedup/content/from_response")
+            else:
+                text = item_text(adapter, self.item_text_fields)
+                self.stats.inc_value("dedup/content/from_item_fields")
         if not self.keep_html and self.html_field in adapter:
             del adapter[self.html_field]
         started = time.perf_counter()
@@ -276,9 +296,7 @@ class NearDuplicatePipeline:
         self._waiting += 1
         self.stats.max_value("dedup/extract/backlog_max", self._waiting)
         try:
-            page, decision, same_body = await _in_thread(
-                self._decide, url, text, html, self._encoding(adapter)
-            )
+            page, decision, same_body = await _in_thread(self._decide, url, text, html, encoding)
         except RedisUnavailable as exc:
             self._count("unchecked")
             if not self._redis_warned:
@@ -610,6 +628,13 @@ class NearDuplicatePipeline:
                 else ""
             )
             + (f", {counts['unchecked']} unchecked (Redis away)" if counts["unchecked"] else "")
+            + (
+                f", {counts['no_page']} unchecked without a page: give items a "
+                f"{self.html_field!r} field (DEDUP_HTML_FIELD) or a {self.text_field!r} "
+                "field (DEDUP_TEXT_FIELD), or enable crawler.middlewares.ItemPageMiddleware"
+                if counts["no_page"]
+                else ""
+            )
         )
 
 

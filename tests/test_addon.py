@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from scrapy import Spider
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 
 from crawler import defaults
@@ -11,7 +14,7 @@ from crawler.dupefilters import URLDupeFilter
 from crawler.exporters import FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
 from crawler.logformatter import DedupLogFormatter
-from crawler.middlewares import FrontierMiddleware
+from crawler.middlewares import FrontierMiddleware, ItemPageMiddleware
 from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
 
 ADDONS = {"ADDONS": {DedupAddon: 0}}
@@ -32,6 +35,7 @@ def test_addon_enables_both_components_and_all_defaults():
     assert settings["DUPEFILTER_CLASS"] == "crawler.dupefilters.URLDupeFilter"
     assert settings.getdict("SPIDER_MIDDLEWARES")[FrontierMiddleware] == 25
     assert settings.getdict("DOWNLOADER_MIDDLEWARES")[FrontierMiddleware] == 25
+    assert settings.getdict("SPIDER_MIDDLEWARES")[ItemPageMiddleware] == 950
     assert settings.getdict("ITEM_PIPELINES")[NearDuplicatePipeline] == 100
     assert ItemKeyPipeline not in settings.getdict("ITEM_PIPELINES")  # no key fields
     with_keys = applied_settings({"DEDUP_ITEM_KEY_FIELDS": ["sku"]})
@@ -54,7 +58,10 @@ def test_project_settings_win_over_the_addon():
     )
     assert settings["DEDUP_URL_BACKEND"] == "memory"
     assert settings["DUPEFILTER_CLASS"] == "scrapy.dupefilters.RFPDupeFilter"
-    assert settings.getdict("SPIDER_MIDDLEWARES") == {"crawler.middlewares.FrontierMiddleware": 10}
+    assert settings.getdict("SPIDER_MIDDLEWARES") == {
+        "crawler.middlewares.FrontierMiddleware": 10,
+        ItemPageMiddleware: 950,  # the add-on's other component, which the project did not name
+    }
 
 
 def test_json_lines_feeds_are_flushed_unless_the_project_names_an_exporter():
@@ -101,6 +108,9 @@ def test_each_level_can_be_switched_off_without_removing_the_addon():
     assert FrontierMiddleware not in url_off.getdict("SPIDER_MIDDLEWARES")
     assert url_off.getdict("ITEM_PIPELINES")[NearDuplicatePipeline] == 100
 
+    content_off = applied_settings({"DEDUP_CONTENT_ENABLED": False})
+    assert ItemPageMiddleware not in content_off.getdict("SPIDER_MIDDLEWARES")
+
     all_off = applied_settings({"DEDUP_ENABLED": False})
     assert all_off["DUPEFILTER_CLASS"] == "scrapy.dupefilters.RFPDupeFilter"
     assert NearDuplicatePipeline not in all_off.getdict("ITEM_PIPELINES")
@@ -112,3 +122,31 @@ def test_pipelines_enabled_by_hand_honour_the_master_switch():
     for pipeline in (NearDuplicatePipeline, ItemKeyPipeline):
         with pytest.raises(NotConfigured, match="DEDUP_ENABLED is False"):
             pipeline.from_crawler(crawler)
+
+
+def by_hand_settings() -> dict:
+    """The README's "the same by hand" block, run as a settings module."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    block = readme.split("The same by hand:", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(block, namespace)  # the project's settings.py, as a user copies it
+    return {name: value for name, value in namespace.items() if name.isupper()}
+
+
+def test_the_readmes_by_hand_block_enables_what_the_add_on_enables():
+    def components(settings, name: str) -> dict:
+        return {
+            load_object(path): order
+            for path, order in settings.getdict(name).items()
+            if order is not None and load_object(path) is not ItemKeyPipeline
+        }
+
+    add_on = applied_settings({})
+    by_hand = get_crawler(NamedSpider, by_hand_settings()).settings
+    for name in ("SPIDER_MIDDLEWARES", "DOWNLOADER_MIDDLEWARES", "ITEM_PIPELINES", "EXTENSIONS"):
+        assert components(by_hand, name) == components(add_on, name), name
+    for name in ("DUPEFILTER_CLASS", "LOG_FORMATTER"):
+        assert load_object(by_hand[name]) is load_object(add_on[name]), name
+    assert {
+        name: load_object(path) for name, path in by_hand.getdict("FEED_EXPORTERS").items()
+    } == add_on.getdict("FEED_EXPORTERS")

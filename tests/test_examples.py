@@ -11,6 +11,8 @@ from collections import Counter
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.conftest import REPO_ROOT, _child_env
 from tests.test_crawl import resource_of
 
@@ -26,7 +28,8 @@ def test_the_example_enables_dedup_with_the_add_on_line_only():
     settings = (EXAMPLE / "news" / "settings.py").read_text("utf-8")
     assert 'ADDONS = {"crawler.addon.DedupAddon": 0}' in settings
     assert "DEDUP_" not in settings and "DUPEFILTER" not in settings
-    assert "crawler" not in (EXAMPLE / "news" / "spiders" / "articles.py").read_text("utf-8")
+    for spider in ("articles.py", "stories.py"):
+        assert "crawler" not in (EXAMPLE / "news" / "spiders" / spider).read_text("utf-8")
 
 
 def test_the_example_project_crawls_each_article_once(
@@ -66,3 +69,46 @@ def test_the_example_project_crawls_each_article_once(
     hits = demo_site_server.hits()["by_resource"]
     assert hits and all(count == 1 for count in hits.values()), hits
     assert {urlsplit(site.url(copy)).path for copy in printed} <= set(hits)
+
+
+@pytest.mark.parametrize("spider", ["stories", "story_items"])
+def test_items_without_html_are_checked_on_the_page_they_came_from(
+    demo_site_server: DemoSiteProcess, tmp_path: Path, spider: str
+) -> None:
+    """A spider as most are written (start_urls; title, body and date items, or a
+    scrapy.Item class without an html field; teaser items on listing pages): the add-on
+    line alone drops the printer-friendly copies and keeps every article and teaser."""
+    project = tmp_path / "news"
+    shutil.copytree(EXAMPLE, project)
+    demo_site_server.reset()
+    completed = subprocess.run(
+        [
+            *(sys.executable, "-m", "scrapy", "crawl", spider),
+            *("-a", f"url={demo_site_server.url}", "-o", "stories.jsonl"),
+            *("-s", "DOWNLOAD_DELAY=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8"),
+        ],
+        cwd=project,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    site = demo_site_server.model()
+    items = [json.loads(line) for line in (project / "stories.jsonl").read_text().splitlines()]
+    stories = [item for item in items if "title" in item]
+    teasers = [item for item in items if "headline" in item]
+    # each article once, by its title: its page or its printer-friendly copy, whichever
+    # was checked first
+    assert Counter(story["title"] for story in stories) == Counter(
+        article.title for article in site.articles
+    )
+    assert all(set(story) == {"title", "body", "date"} for story in stories)
+    # every listing page's teasers: a listing page's items share it, and are not copies
+    assert len(teasers) == len(site.articles)
+    assert {teaser["headline"] for teaser in teasers} == {a.title for a in site.articles}
+    printed = [copy for copy in site.near_duplicates if copy.startswith("/articles/")]
+    assert f"'dedup/content/near': {len(printed)}" in completed.stderr
+    assert f"'dedup/content/from_response': {len(stories) + len(printed)}" in completed.stderr
+    assert "unchecked without a page" not in completed.stderr

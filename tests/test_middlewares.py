@@ -1,16 +1,24 @@
-"""FrontierMiddleware: when a request counts as finished (whole crawls: test_resume)."""
+"""FrontierMiddleware: when a request counts as finished (whole crawls: test_resume);
+ItemPageMiddleware: the page each item came from."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from crawler import signals as dedup_signals
-from crawler.middlewares import META_ITEMS_SETTLED, META_UNCHECKED, FrontierMiddleware
+from crawler.item_pages import ItemPage, item_pages
+from crawler.middlewares import (
+    META_ITEMS_SETTLED,
+    META_UNCHECKED,
+    FrontierMiddleware,
+    ItemPageMiddleware,
+)
 from crawler.request_meta import META_HELD
 
 
@@ -163,3 +171,84 @@ def test_items_left_out_are_counted():
     response.request.meta[META_ITEMS_SETTLED] = 2
     list(middleware.process_spider_output(response, [{"n": 1}, {"n": 2}]))
     assert crawler.stats.get_value("dedup/url/resumed_items_skipped") == 2
+
+
+# ItemPageMiddleware
+
+
+def page_response() -> tuple[Crawler, ItemPageMiddleware, HtmlResponse]:
+    crawler = get_crawler(NamedSpider)
+    response = HtmlResponse(
+        "http://a.test/article", body="<p>Caf\u00e9</p>".encode("cp1252"), encoding="cp1252"
+    )
+    return crawler, ItemPageMiddleware.from_crawler(crawler), response
+
+
+async def collected(output) -> list:
+    return [passed async for passed in output]
+
+
+async def as_async(objects: list):
+    for output in objects:
+        yield output
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_callbacks_only_item_is_recorded_with_its_page_and_the_order_kept(asynchronous):
+    crawler, middleware, response = page_response()
+    item, links = {"title": "Caf\u00e9"}, [Request("http://a.test/1"), Request("http://a.test/2")]
+    callback_output = [links[0], item, links[1]]
+    if asynchronous:
+        output = asyncio.run(
+            collected(middleware.process_spider_output_async(response, as_async(callback_output)))
+        )
+    else:
+        output = list(middleware.process_spider_output(response, callback_output))
+    assert output == callback_output
+    assert item_pages(crawler).take(item) == ItemPage(
+        "http://a.test/article", 0, response.body, "cp1252"
+    )
+
+
+def test_items_of_a_listing_are_recorded_with_their_place_in_order():
+    crawler, middleware, response = page_response()
+    items = [{"name": f"product {n}"} for n in range(20)]
+    assert list(middleware.process_spider_output(response, items)) == items
+    pages = item_pages(crawler)
+    assert [pages.take(item) for item in items] == [
+        ItemPage("http://a.test/article", n) for n in range(20)
+    ]
+
+
+def test_an_item_with_a_page_field_passes_at_once_unrecorded():
+    crawler, middleware, response = page_response()
+    item = {"url": "http://a.test/article", "html": "<p>Caf\u00e9</p>"}
+    output = middleware.process_spider_output(response, iter([item, Request("http://a.test/1")]))
+    assert next(output) is item  # before the callback's output ends
+    assert len(list(output)) == 1
+    assert item_pages(crawler).take(item) is None
+
+
+def test_an_item_held_when_the_callback_raises_is_passed_on_without_a_page():
+    crawler, middleware, response = page_response()
+    item = {"title": "first"}
+
+    def callback():
+        yield item
+        raise ValueError("the page changed its layout")
+
+    output = middleware.process_spider_output(response, callback())
+    assert next(output) is item  # held until the callback raised, then passed on
+    with pytest.raises(ValueError, match="layout"):
+        next(output)
+    assert item_pages(crawler).take(item) is None
+
+
+def test_an_item_that_left_the_pipelines_unchecked_leaves_the_table():
+    crawler, middleware, response = page_response()
+    item = {"title": "dropped by an earlier pipeline"}
+    list(middleware.process_spider_output(response, [item]))
+    crawler.signals.send_catch_log(
+        signals.item_dropped, item=item, response=response, exception=None, spider=None
+    )
+    assert len(item_pages(crawler)) == 0

@@ -23,6 +23,7 @@ from scrapy.utils.test import get_crawler
 import crawler.extract
 import crawler.pipelines
 from crawler.extract import EXTRACTORS
+from crawler.item_pages import ItemPage, item_pages
 from crawler.pages import fingerprint_page, fingerprint_page_within
 from crawler.persistence import StateFileError
 from crawler.pipelines import NearDuplicatePipeline
@@ -132,10 +133,44 @@ def test_pages_without_text_pass_and_are_counted(html, stat):
     assert stats(pipeline) == {"dedup/content/no_text": 1, stat: 1}
 
 
-def test_items_without_page_fields_pass_untouched():
+def test_items_without_a_page_pass_untouched_counted_and_named_at_close(caplog):
     pipeline = make_pipeline()
     assert process(pipeline, {"sku": 1}) == {"sku": 1}
-    assert stats(pipeline) == {}
+    assert stats(pipeline) == {"dedup/content/no_page": 1}
+    with caplog.at_level(logging.INFO, logger="crawler.pipelines"):
+        pipeline.close_spider()
+    assert (
+        "1 unchecked without a page: give items a 'html' field (DEDUP_HTML_FIELD) or a "
+        "'text' field (DEDUP_TEXT_FIELD), or enable crawler.middlewares.ItemPageMiddleware"
+    ) in caplog.text
+
+
+def test_an_item_without_page_fields_is_checked_on_the_page_it_came_from():
+    pipeline = make_pipeline()
+    pages = item_pages(pipeline.crawler)
+    first, copy = {"title": "Bridge", "body": "..."}, {"title": "Bridge", "body": "..."}
+    body = page(PARAGRAPHS).encode("cp1252")
+    pages.put(first, ItemPage("https://a.test/1", 0, body, "cp1252"))
+    assert process(pipeline, first) == {"title": "Bridge", "body": "..."}  # unchanged
+    pages.put(copy, ItemPage("https://a.test/1/print", 0, body + b"<p>Printed</p>", "cp1252"))
+    with pytest.raises(DropItem, match=re.escape("duplicate of https://a.test/1 ")):
+        process(pipeline, copy)
+    assert stats(pipeline)["dedup/content/from_response"] == 2
+    assert len(pages) == 0
+
+
+def test_items_that_share_a_page_are_compared_by_their_own_text():
+    pipeline = make_pipeline()
+    pages = item_pages(pipeline.crawler)
+    listing = [{"name": f"Drive {size} GB", "price": f"{size / 10:.2f}"} for size in (250, 500)]
+    again = [{"name": "Drive 500 GB", "price": "50.00"}]
+    for index, item in enumerate(listing):
+        pages.put(item, ItemPage("https://a.test/list", index))
+        assert process(pipeline, item) == item  # one page, two products: both kept
+    pages.put(again[0], ItemPage("https://a.test/list?page=2", 0))
+    with pytest.raises(DropItem, match=re.escape("duplicate of https://a.test/list#item-1")):
+        process(pipeline, again[0])
+    assert stats(pipeline)["dedup/content/from_item_fields"] == 3
 
 
 def test_audit_file_has_one_line_per_decision(tmp_path):
