@@ -194,8 +194,7 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
     process.crawl(crawler)
     process.start()
     stats = crawler.stats.get_stats() if crawler.stats else {}
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_seconds, workers_cpu_seconds = crawl_cpu_seconds(memory)
     result = {
         "seconds": times["end"] - times["start"],
         "pages": stats.get("response_received_count", 0),
@@ -205,13 +204,9 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         # every process of the machine, the page server's included, while the crawl ran
         "machine_busy_cores": (machine[1][0] - machine[0][0]) / (times["end"] - times["start"]),
         "machine_idle_cores": (machine[1][1] - machine[0][1]) / (times["end"] - times["start"]),
-        "cpu_seconds": own.ru_utime
-        + own.ru_stime
-        + children.ru_utime
-        + children.ru_stime
-        - memory.cpu_seconds,
+        "cpu_seconds": cpu_seconds,
         "cpu_seconds_sampler": memory.cpu_seconds,
-        "cpu_seconds_workers": children.ru_utime + children.ru_stime,
+        "cpu_seconds_workers": workers_cpu_seconds,
         # ru_maxrss is in KiB on Linux
         "peak_rss_mib": memory.peak_rss / 2**20,
         "peak_pss_mib": memory.peak_pss / 2**20,
@@ -222,6 +217,15 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         "lag_ms": sorted(lag * 1000 for lag in lags),
     }
     Path(result_file).write_text(json.dumps(result))
+
+
+def crawl_cpu_seconds(memory: MemorySampler) -> tuple[float, float]:
+    """CPU seconds of this process and its children (the extraction workers), *memory*'s
+    own sampling left out; and the children's alone."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    workers = children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime + workers - memory.cpu_seconds, workers
 
 
 class MemorySampler(threading.Thread):
@@ -279,10 +283,18 @@ def machine_cpu_seconds() -> tuple[float, float]:
 
 
 def run_crawl(name: str, urls_file: Path, workdir: Path) -> dict[str, Any]:
-    result_file = workdir / "result.json"
     settings = json.dumps(CONFIGURATIONS[name])
+    return crawl_in_a_process(__file__, [settings, str(urls_file)], workdir, name)
+
+
+def crawl_in_a_process(
+    script: str, arguments: list[str], workdir: Path, name: str
+) -> dict[str, Any]:
+    """Run ``script crawl ARGUMENTS RESULT_FILE`` in a process of its own and return the
+    figures it wrote to RESULT_FILE; stop the benchmark with its error when it fails."""
+    result_file = workdir / "result.json"
     completed = subprocess.run(
-        [sys.executable, __file__, "crawl", settings, str(urls_file), str(result_file)],
+        [sys.executable, script, "crawl", *arguments, str(result_file)],
         cwd=REPO_DIR,
         env={**os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"},
         capture_output=True,
@@ -421,11 +433,16 @@ def report(
             f"| {statistics.median(lags) if lags else 0:.1f} / {percentile(lags, 0.99):.1f} / "
             f"{max(lags) if lags else 0:.1f} |"
         )
-    all_runs = ", ".join(
+    print(f"\n{every_wall_time(results)}")
+
+
+def every_wall_time(results: dict[str, list[dict[str, Any]]]) -> str:
+    """One sentence: each configuration's crawls' wall seconds, in the order they ran."""
+    walls = ", ".join(
         f"{name}: " + " / ".join(f"{run['seconds']:.1f}" for run in runs)
         for name, runs in results.items()
     )
-    print(f"\nEvery crawl's wall seconds, in order: {all_runs}.")
+    return f"Every crawl's wall seconds, in order: {walls}."
 
 
 if __name__ == "__main__":

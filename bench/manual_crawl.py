@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shlex
 import socket
 import subprocess
@@ -47,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from crawl_overhead import MemorySampler
+from crawl_overhead import MemorySampler, crawl_cpu_seconds, crawl_in_a_process, every_wall_time
 from machine import machine_facts
 
 REPO_DIR = Path(__file__).resolve().parent.parent
@@ -113,19 +112,12 @@ def crawl(settings_json: str, start_url: str, result_file: str) -> None:
     process.crawl(crawler)
     process.start()
     stats = crawler.stats.get_stats() if crawler.stats else {}
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = {
         "seconds": times["end"] - times["start"],
         "pages": stats.get("response_received_count", 0),
         "kept": sorted(kept),
         "dropped": dropped,
-        # the memory sampler's own CPU time left out, as in crawl_overhead.py
-        "cpu_seconds": own.ru_utime
-        + own.ru_stime
-        + children.ru_utime
-        + children.ru_stime
-        - memory.cpu_seconds,
+        "cpu_seconds": crawl_cpu_seconds(memory)[0],
         "peak_rss_mib": memory.peak_rss / 2**20,
     }
     Path(result_file).write_text(json.dumps(result))
@@ -139,19 +131,7 @@ def free_port() -> int:
 
 
 def run_crawl(settings: dict[str, Any], start_url: str, workdir: Path) -> dict[str, Any]:
-    result_file = workdir / "result.json"
-    completed = subprocess.run(
-        [sys.executable, __file__, "crawl", json.dumps(settings), start_url, str(result_file)],
-        cwd=REPO_DIR,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
-    if completed.returncode:
-        raise SystemExit(f"crawl failed:\n{completed.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(result_file.read_text())
-    return result
+    return crawl_in_a_process(__file__, [json.dumps(settings), start_url], workdir, "manual")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -238,11 +218,7 @@ def report(
             f"| {cpu:.1f} | {cpu - stock_cpu:+.1f} | {run['pages']} | {len(run['kept'])} "
             f"| {len(run['dropped'])} | {run['peak_rss_mib']:.0f} |"
         )
-    walls = ", ".join(
-        f"{name}: " + " / ".join(f"{run['seconds']:.1f}" for run in runs)
-        for name, runs in results.items()
-    )
-    print(f"\nEvery crawl's wall seconds, in order: {walls}.\n")
+    print(f"\n{every_wall_time(results)}\n")
     add_ons = [name for name in best if name != "stock"]
     for name in add_ons:
         dropped = best[name]["dropped"]

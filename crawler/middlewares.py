@@ -103,12 +103,7 @@ class FrontierMiddleware:
             weakref.WeakKeyDictionary()
         )
         crawler.signals.connect(self._child_scheduled, signal=scrapy_signals.request_scheduled)
-        for item_left in (
-            scrapy_signals.item_scraped,
-            scrapy_signals.item_dropped,
-            scrapy_signals.item_error,
-        ):
-            crawler.signals.connect(self._item_left, signal=item_left)
+        signals.connect_item_left(crawler, self._item_left)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -261,12 +256,7 @@ class ItemPageMiddleware:
             settings.get("DEDUP_HTML_FIELD", defaults.DEDUP_HTML_FIELD),
             settings.get("DEDUP_TEXT_FIELD", defaults.DEDUP_TEXT_FIELD),
         )
-        for item_left in (
-            scrapy_signals.item_scraped,
-            scrapy_signals.item_dropped,
-            scrapy_signals.item_error,
-        ):
-            crawler.signals.connect(self._item_left, signal=item_left)
+        signals.connect_item_left(crawler, self._item_left)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:

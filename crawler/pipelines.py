@@ -719,12 +719,7 @@ class ItemKeyPipeline:
         self._state_dir: Path | None = None
         # a local store records a key once its item left the pipelines (see _is_new)
         self._pending: dict[bytes, int] = {}
-        for item_left in (
-            scrapy_signals.item_scraped,
-            scrapy_signals.item_dropped,
-            scrapy_signals.item_error,
-        ):
-            crawler.signals.connect(self._item_left, signal=item_left)
+        dedup_signals.connect_item_left(crawler, self._item_left)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:

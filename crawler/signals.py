@@ -1,5 +1,30 @@
 """Signals sent by the extension, in addition to Scrapy's own."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals as scrapy_signals
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy.crawler import Crawler
+
+#: How an item leaves the item pipelines: scraped, dropped, or failed.
+ITEM_LEFT_SIGNALS = (
+    scrapy_signals.item_scraped,
+    scrapy_signals.item_dropped,
+    scrapy_signals.item_error,
+)
+
+
+def connect_item_left(crawler: Crawler, receiver: Callable[..., Any]) -> None:
+    """Connect *receiver* to each of :data:`ITEM_LEFT_SIGNALS`."""
+    for signal in ITEM_LEFT_SIGNALS:
+        crawler.signals.connect(receiver, signal=signal)
+
+
 #: Sent with ``request`` when Scrapy is done with a request: its callback's
 #: output (or its errback's) was consumed, or its download failed for good.
 #: The URL dupefilter then forgets it from the crash-safe frontier.

@@ -32,18 +32,19 @@ def test_the_example_enables_dedup_with_the_add_on_line_only():
         assert "crawler" not in (EXAMPLE / "news" / "spiders" / spider).read_text("utf-8")
 
 
-def test_the_example_project_crawls_each_article_once(
-    demo_site_server: DemoSiteProcess, tmp_path: Path
-) -> None:
+def crawl_the_example(
+    server: DemoSiteProcess, tmp_path: Path, spider: str, *options: str
+) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
+    """Crawl the demo site with a copy of the example project's *spider*; its run and the
+    items of its feed."""
     project = tmp_path / "news"
     shutil.copytree(EXAMPLE, project)
-    demo_site_server.reset()
+    server.reset()
     # the project's polite defaults (one request a second) are lifted for the test only
     completed = subprocess.run(
         [
-            *(sys.executable, "-m", "scrapy", "crawl", "articles"),
-            *("-a", f"url={demo_site_server.url}", "-o", "articles.jsonl"),
-            *("-s", "JOBDIR=crawls/articles-1"),
+            *(sys.executable, "-m", "scrapy", "crawl", spider),
+            *("-a", f"url={server.url}", "-o", "items.jsonl", *options),
             *("-s", "DOWNLOAD_DELAY=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8"),
         ],
         cwd=project,
@@ -54,8 +55,17 @@ def test_the_example_project_crawls_each_article_once(
         check=False,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
+    lines = (project / "items.jsonl").read_text().splitlines()
+    return completed, [json.loads(line) for line in lines]
+
+
+def test_the_example_project_crawls_each_article_once(
+    demo_site_server: DemoSiteProcess, tmp_path: Path
+) -> None:
+    completed, items = crawl_the_example(
+        demo_site_server, tmp_path, "articles", "-s", "JOBDIR=crawls/articles-1"
+    )
     site = demo_site_server.model()
-    items = [json.loads(line) for line in (project / "articles.jsonl").read_text().splitlines()]
     # each article once: its page, or its printer-friendly copy when the two were checked
     # at the same moment and the copy's check ended first
     originals = site.near_duplicates
@@ -78,25 +88,8 @@ def test_items_without_html_are_checked_on_the_page_they_came_from(
     """A spider as most are written (start_urls; title, body and date items, or a
     scrapy.Item class without an html field; teaser items on listing pages): the add-on
     line alone drops the printer-friendly copies and keeps every article and teaser."""
-    project = tmp_path / "news"
-    shutil.copytree(EXAMPLE, project)
-    demo_site_server.reset()
-    completed = subprocess.run(
-        [
-            *(sys.executable, "-m", "scrapy", "crawl", spider),
-            *("-a", f"url={demo_site_server.url}", "-o", "stories.jsonl"),
-            *("-s", "DOWNLOAD_DELAY=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8"),
-        ],
-        cwd=project,
-        env=_child_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    completed, items = crawl_the_example(demo_site_server, tmp_path, spider)
     site = demo_site_server.model()
-    items = [json.loads(line) for line in (project / "stories.jsonl").read_text().splitlines()]
     stories = [item for item in items if "title" in item]
     teasers = [item for item in items if "headline" in item]
     # each article once, by its title: its page or its printer-friendly copy, whichever
