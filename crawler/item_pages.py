@@ -84,6 +84,13 @@ class ItemPages:
             while len(self._pages) > self.max_pages:
                 self._pages.popitem(last=False)
 
+    def revise(self, item: Any, page: ItemPage) -> None:
+        """Record *page* for *item* instead, if its entry is still here (not taken)."""
+        with self._lock:
+            entry = self._pages.get(id(item))
+            if entry is not None and entry[0] is item:
+                self._pages[id(item)] = (item, page)
+
     def take(self, item: Any) -> ItemPage | None:
         """The page *item* came from, ``None`` when none is known; the entry leaves."""
         with self._lock:

@@ -236,13 +236,14 @@ class ItemPageMiddleware:
     """Record the page each item came from (:mod:`crawler.item_pages`), for the content
     level to read when an item holds no page or text of its own.
 
-    * items with a ``DEDUP_HTML_FIELD`` or ``DEDUP_TEXT_FIELD`` field pass as they come;
-    * the only item a callback yields for its response is recorded with the response's
-      body and charset: from an item without those fields on, the output is held until
-      the callback's output ends or yields another item, then passed on in its order (the
-      item before the requests that followed it, as the callback yielded them);
-    * items of an output that yields several are recorded with their place in it;
-    * nothing is added to the items.
+    * the first such item of a callback's output is recorded with the response's body and
+      charset: its page's only item, until the output yields another one;
+    * from a second item on, each is recorded with its place in the output, and the
+      first one too if the content pipeline has not taken it yet (a callback that waits
+      between two items, ``await``-ing something, may have its first item checked on the
+      page);
+    * items with a ``DEDUP_HTML_FIELD`` or ``DEDUP_TEXT_FIELD`` field are not recorded;
+    * nothing is added to the items, and the output passes as it comes.
 
     The add-on enables it with the content level; by hand::
 
@@ -270,71 +271,41 @@ class ItemPageMiddleware:
 
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
         items = _ItemsOfOutput(response, self.pages, self.page_fields)
-        try:
-            for output in result:
-                yield from items.passed(output)
-        except Exception:
-            yield from items.held_back()
-            raise
-        yield from items.ended()
+        for output in result:
+            items.came(output)
+            yield output
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         items = _ItemsOfOutput(response, self.pages, self.page_fields)
-        try:
-            async for output in result:
-                for passed in items.passed(output):
-                    yield passed
-        except Exception:
-            for passed in items.held_back():
-                yield passed
-            raise
-        for passed in items.ended():
-            yield passed
+        async for output in result:
+            items.came(output)
+            yield output
 
 
 class _ItemsOfOutput:
-    """One callback's output so far: from its first item on, when that item holds no page,
-    what came is held until it is known whether that item is the only one."""
+    """The items without a page of one callback's output so far."""
 
     def __init__(self, response: Response, pages: ItemPages, page_fields: tuple[str, ...]) -> None:
         self.response = response
         self.pages = pages
         self.page_fields = page_fields
         self.items = 0
-        self.held: list[Any] = []
+        self.first: Any = None
 
-    def passed(self, output: Any) -> list[Any]:
-        """What to pass on now that *output* came."""
-        if not is_item(output):
-            if self.held:
-                self.held.append(output)
-                return []
-            return [output]
+    def came(self, output: Any) -> None:
+        """Record the page of *output*, if it is an item without one."""
+        if not is_item(output) or any(field in ItemAdapter(output) for field in self.page_fields):
+            return
         index, self.items = self.items, self.items + 1
-        if self.held:  # a second item: the first one shares its page
-            self.pages.put(self.held[0], ItemPage(self.response.url, 0))
-            passed, self.held = self.held, []
-        else:
-            passed = []
-        if any(field in ItemAdapter(output) for field in self.page_fields):
-            return [*passed, output]
+        url = self.response.url
         if index == 0:
-            self.held = [output]
-            return []
-        self.pages.put(output, ItemPage(self.response.url, index))
-        return [*passed, output]
-
-    def ended(self) -> list[Any]:
-        """What to pass on once the output ended: the only item, with its page recorded."""
-        if not self.held:
-            return []
-        encoding = getattr(self.response, "encoding", None)
-        self.pages.put(self.held[0], ItemPage(self.response.url, 0, self.response.body, encoding))
-        return self.held_back()
-
-    def held_back(self) -> list[Any]:
-        """What was held, as it came (the callback raised: the item passes without a page)."""
-        passed, self.held = self.held, []
-        return passed
+            self.first = output
+            encoding = getattr(self.response, "encoding", None)
+            self.pages.put(output, ItemPage(url, 0, self.response.body, encoding))
+            return
+        if self.first is not None:  # it shares its page after all
+            self.pages.revise(self.first, ItemPage(url, 0))
+            self.first = None
+        self.pages.put(output, ItemPage(url, index))

@@ -132,6 +132,8 @@ def test_crawl_logs_the_line_periodically_and_agrees_with_final_stats(demo_site_
             demo_site_server.url,
             *("-s", f"LOGSTATS_INTERVAL={interval}", "-s", "DOWNLOAD_DELAY=0.01"),
             *("-s", 'EXTENSIONS={"tests.test_extensions.LingerWhenIdle": 0}'),
+            # exact and near copies both (test_report.py says why this extractor)
+            *("-s", "DEDUP_EXTRACTOR=trafilatura+resiliparse"),
         )
     )
     lines = [match.groupdict() for match in map(LINE.search, log.splitlines()) if match]

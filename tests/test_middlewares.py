@@ -220,28 +220,25 @@ def test_items_of_a_listing_are_recorded_with_their_place_in_order():
     ]
 
 
-def test_an_item_with_a_page_field_passes_at_once_unrecorded():
+def test_an_item_with_a_page_field_is_not_recorded():
     crawler, middleware, response = page_response()
     item = {"url": "http://a.test/article", "html": "<p>Caf\u00e9</p>"}
-    output = middleware.process_spider_output(response, iter([item, Request("http://a.test/1")]))
-    assert next(output) is item  # before the callback's output ends
-    assert len(list(output)) == 1
+    assert list(middleware.process_spider_output(response, [item])) == [item]
     assert item_pages(crawler).take(item) is None
 
 
-def test_an_item_held_when_the_callback_raises_is_passed_on_without_a_page():
+def test_a_first_item_taken_before_a_second_came_was_its_pages_only_item():
+    """A callback that waits between its items: the first one, checked meanwhile, was
+    checked on the page; the second one shares it."""
     crawler, middleware, response = page_response()
-    item = {"title": "first"}
-
-    def callback():
-        yield item
-        raise ValueError("the page changed its layout")
-
-    output = middleware.process_spider_output(response, callback())
-    assert next(output) is item  # held until the callback raised, then passed on
-    with pytest.raises(ValueError, match="layout"):
-        next(output)
-    assert item_pages(crawler).take(item) is None
+    pages = item_pages(crawler)
+    first, second = {"title": "first"}, {"title": "second"}
+    output = middleware.process_spider_output(response, iter([first, second]))
+    assert next(output) is first
+    assert pages.take(first) == ItemPage("http://a.test/article", 0, response.body, "cp1252")
+    assert next(output) is second
+    assert pages.take(second) == ItemPage("http://a.test/article", 1)
+    assert pages.take(first) is None
 
 
 def test_an_item_that_left_the_pipelines_unchecked_leaves_the_table():
