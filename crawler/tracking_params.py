@@ -42,6 +42,9 @@ DEFAULT_STRIP_PARAMS: tuple[str, ...] = (
     # (each vendor's conversion-tracking docs; listed in mpchadwick's registry).
     "twclid",
     "ttclid",
+    # X/Twitter's impression id on links from its site; ClearURLs globalRules
+    # ((?:%3F)?__twitter_impression).
+    "__twitter_impression",
     "li_fat_id",
     "sccid",
     "epik",
@@ -76,6 +79,7 @@ DEFAULT_STRIP_PARAMS: tuple[str, ...] = (
     # Bronto, Listrak, Klaviyo (mpchadwick's registry and vendor docs).
     "mc_cid",
     "mc_eid",
+    "mc_tc",  # ClearURLs globalRules (?:%3F)?mc_(?:eid|cid|tc)
     "mkt_tok",
     "__s",
     "oly_anon_id",
@@ -146,10 +150,13 @@ DEFAULT_STRIP_PARAMS: tuple[str, ...] = (
     "guce_referrer",
     "guce_referrer_sig",
     "guccounter",
-    # Adobe, Webtrends, Openstat, AT Internet (Piano), Cxense, Matomo's visitor id,
+    # Adobe, Webtrekk (Mapp Intelligence; wtmc and wtzmc are the spellings without "_" of
+    # ClearURLs' (?:%3F)?wt_?z?mc), Openstat, AT Internet (Piano), Cxense, Matomo's visitor id,
     "s_cid",
     "wt_mc",
     "wt_zmc",
+    "wtmc",
+    "wtzmc",
     "_openstat",
     "at_medium",
     "at_campaign",
@@ -360,6 +367,8 @@ DEFAULT_STRIP_PARAMS: tuple[str, ...] = (
     "spot_im_redirect_source",
     "fbadid",
     "echobox",
+    # Ceneo (ceneo.pl, price comparison) offer clicks; ClearURLs globalRules.
+    "ceneo_spo",
     # Share-link identifiers whose name is generic, so they are stripped only on the
     # hosts that define them: YouTube and Spotify "si" (mpchadwick's registry).
     "youtube.com:si",

@@ -1083,6 +1083,61 @@ def test_names_two_registries_strip_everywhere_are_stripped() -> None:
     assert tracking_registries.missing_from_defaults(folder) == {}
 
 
+@pytest.mark.parametrize(
+    ("rule", "names"),
+    [
+        # ClearURLs' global rules written as regular expressions (issue 34)
+        ("(?:%3F)?__twitter_impression", {"__twitter_impression"}),
+        ("(?:%3F)?mc_(?:eid|cid|tc)", {"mc_eid", "mc_cid", "mc_tc"}),
+    ],
+)
+def test_the_names_of_clearurls_expression_rules_are_stripped(rule: str, names: set[str]) -> None:
+    expanded = tracking_registries.expand_rule(rule)
+    assert {name.removeprefix("%3f") for name in expanded} == names
+    for name in names:
+        for written in (name, name.upper()):
+            url = f"http://news.example.org/a?{written}=x1&id=7"
+            assert canonicalize(url) == "http://news.example.org/a?id=7"
+
+
+def test_every_expression_rule_of_the_registries_is_stripped_or_reviewed() -> None:
+    folder = CORPUS_DIR / "url" / "tracking-params"
+    if not folder.is_dir():
+        pytest.skip(f"tracking registries not found: {folder} (set DEDUP_CORPUS_DIR)")
+    clear_urls = json.loads((folder / "clearurls_data.min.json").read_text("utf-8"))
+    global_rules = clear_urls["providers"]["globalRules"]
+    rules = global_rules["rules"] + global_rules["referralMarketing"]
+    expressions = [rule for rule in rules if not re.fullmatch(r"[\w.-]+", rule)]
+    skipped = {
+        rule
+        for registry, rule, _ in tracking_registries.skipped_rules(folder)
+        if registry == "clearurls"
+    }
+    # the rules that match names without bound, listed by the review instead
+    assert skipped == {
+        "(?:%3F)?utm(?:_[a-z_]*)?",
+        "(?:%3F)?mtm(?:_[a-z_]*)?",
+        "(?:%3F)?ga_[a-z_]+",
+        "(?:%3F)?otm_[a-z_]*",
+        "(?:%3F)?vn(?:_[a-z]*)+",
+    }
+    expanded = [rule for rule in expressions if rule not in skipped]
+    assert len(expanded) == 44
+    kept = set()
+    for rule in expanded:
+        for name in tracking_registries.expand_rule(rule):
+            name = name.removeprefix("%3f")
+            if canonicalize(f"http://example.com/?{name}=1&id=7") != "http://example.com/?id=7":
+                kept.add(name)
+    # every name is stripped but the ones the review keeps, each with its reason: short or
+    # generic words a site could use for its content, and names no registry ties to a vendor
+    assert kept <= set(tracking_registries.REVIEWED_NOT_STRIPPED)
+    assert kept == {
+        "mc", *(f"{letter}mc" for letter in "abcdefghijklmnopqrstuvwxyz"), "spm", "ref",
+        "ref_", "referrer", "cmpid", "os_ehash", "wtrid", "tracking_source",
+    }  # fmt: skip
+
+
 def write_registries(folder: Path, names: list[str]) -> None:
     """The registries' files in their formats, each listing *names* for every site."""
     folder.mkdir()
