@@ -10,9 +10,11 @@ stored next to the data, and Lua scripts loaded once and called by SHA.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote_plus, urlsplit
@@ -31,6 +33,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
 #: Seconds a Redis store that stopped answering is left alone before a call tries it again.
 PROBE_INTERVAL = 5.0
+#: The first pause between two tries to open a store at start-up; it doubles up to
+#: :data:`OPENING_PAUSE_MAX` (a server that refuses connections fails at once).
+OPENING_PAUSE = 0.05
+OPENING_PAUSE_MAX = 0.25
 
 _T = TypeVar("_T")
 
@@ -55,6 +61,11 @@ class RedisFaultPending(RedisUnavailable):
 class RedisLeftAlone(RedisUnavailable):
     """A call refused at once: the server failed a call moments ago and is left alone
     (:data:`PROBE_INTERVAL`); that failure was raised and reported already."""
+
+
+class RedisStartRefused(RedisUnavailable):
+    """Redis failed for the whole ``DEDUP_REDIS_FAULT_BUDGET`` while a store or a queue
+    opened: nothing was read or written, and a crawl that meets it does not start."""
 
 
 class RedisSignatureMismatch(Exception):
@@ -259,6 +270,7 @@ class RedisConnection:
 
     def open(self) -> None:
         import redis
+        from redis.exceptions import RedisClusterException
 
         try:
             self.client.ping()
@@ -266,10 +278,49 @@ class RedisConnection:
             raise ValueError(
                 f"{self.setting}={redact(self.url)!r} is not a Redis URL: {exc}"
             ) from None  # the message says it all: one traceback, not three
-        except (redis.ConnectionError, redis.TimeoutError, redis.AuthenticationError) as exc:
+        except (
+            redis.ConnectionError,
+            redis.TimeoutError,
+            redis.AuthenticationError,
+            RedisClusterException,  # no node of the cluster's slot map answered
+            *_faults(),
+        ) as exc:
             raise RedisUnavailable(
                 f"cannot reach Redis at {redact(self.url)} ({self.setting}): {exc}"
             ) from None
+
+    def opening(self, open_store: Callable[[], _T], *, what: str) -> _T:
+        """Run *open_store* (a store's or a queue's first calls: a ping, the signature
+        check) while the server fails for less than :attr:`budget` seconds.
+
+        * a fault (no answer, a cluster without a master for a slot, a refused
+          connection) makes it try again after a short pause, from the start: what
+          *open_store* does must be safe to do twice; a password or a certificate
+          refused is refused at once;
+        * once the server has failed for the whole budget since the first fault, it
+          raises :class:`RedisStartRefused`, naming the URL, its setting, *what* was
+          opening and ``DEDUP_REDIS_FAULT_BUDGET``; in a crawl that error is logged
+          once, as the crawl's only error (:func:`refuse_start`);
+        * it pauses on the reactor's thread too, before the spider opens (nothing else
+          of the crawl runs yet), for the budget at most, plus the last call's wait for
+          an answer (``REDIS_PARAMS``' socket timeouts, the budget by default);
+        * an *open_store* that calls :meth:`opening` on this connection again (a sharded
+          store's shards) runs at once inside the outer one.
+        """
+        return wait_while_redis_fails(
+            open_store,
+            url=self.url,
+            setting=self.setting,
+            budget=self.budget,
+            what=what,
+            before_retry=self._forget_faults,
+        )
+
+    def _forget_faults(self) -> None:
+        """Start afresh: a retry at start-up is not refused for the faults it follows."""
+        self._waited = 0.0
+        self._failing_since = None
+        self._down_until = 0.0
 
     def call(self, command: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         if self._down_until:
@@ -426,3 +477,130 @@ if redis.call('EXISTS', KEYS[2]) == 1 then return '' end
 redis.call('SET', KEYS[1], ARGV[1])
 return ARGV[1]
 """
+
+
+#: ``depth``: how many :func:`wait_while_redis_fails` run on this thread, one inside another
+_opening = threading.local()
+
+
+def wait_while_redis_fails(
+    open_store: Callable[[], _T],
+    *,
+    url: str,
+    setting: str,
+    budget: float,
+    what: str,
+    before_retry: Callable[[], None] | None = None,
+) -> _T:
+    """:meth:`RedisConnection.opening` for any client: run *open_store* again after each
+    fault of Redis at *url* (named by *setting*) until it succeeds or the server has
+    failed for *budget* seconds, then raise :class:`RedisStartRefused`."""
+    depth = getattr(_opening, "depth", 0)
+    if depth:
+        return open_store()
+    failing_since: float | None = None
+    pause = OPENING_PAUSE
+    while True:
+        started = time.monotonic()
+        _opening.depth = depth + 1
+        try:
+            return open_store()
+        except RedisStartRefused:
+            raise
+        except _opening_faults() as exc:
+            error = exc
+        finally:
+            _opening.depth = depth
+        if _lasting(error):
+            refusal = RedisStartRefused(f"cannot open {what}: {error}")
+            refuse_start(refusal)
+            raise refusal from None
+        if failing_since is None:
+            failing_since = started
+            logger.info(
+                "Redis at %(url)s (%(setting)s) fails while %(what)s opens (%(error)s): "
+                "trying again for %(budget)gs (DEDUP_REDIS_FAULT_BUDGET)",
+                {
+                    "url": redact(url),
+                    "setting": setting,
+                    "what": what,
+                    "error": _fault_text(error),
+                    "budget": budget,
+                },
+            )
+        left = budget - (time.monotonic() - failing_since)
+        if left <= 0:
+            refusal = RedisStartRefused(
+                f"cannot open {what}: Redis at {redact(url)} ({setting}) failed for "
+                f"{time.monotonic() - failing_since:.1f}s, the whole DEDUP_REDIS_FAULT_BUDGET "
+                f"of {budget:g}s ({_fault_text(error)}); start again once it answers"
+            )
+            refuse_start(refusal)
+            raise refusal from None
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, OPENING_PAUSE_MAX)
+        if before_retry is not None:
+            before_retry()
+
+
+@functools.cache
+def _opening_faults() -> tuple[type[Exception], ...]:
+    """What :func:`wait_while_redis_fails` waits through: :func:`_faults`, this module's
+    errors for them (not a refusal: a signature that differs, a URL that is not one),
+    and a cluster client that found no node answering."""
+    from redis.exceptions import RedisClusterException
+
+    return (*_faults(), RedisClusterException, RedisFaultPending, RedisLeftAlone, RedisUnavailable)
+
+
+def _lasting(error: BaseException) -> bool:
+    """Whether *error* is one that waiting does not mend: a password or a certificate
+    refused (redis-py raises both as connection errors)."""
+    import ssl
+
+    from redis.exceptions import AuthenticationError
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, (AuthenticationError, ssl.SSLError)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _fault_text(error: BaseException) -> str:
+    """What failed, the way the server or the client said it."""
+    if isinstance(error, RedisUnavailable):  # the client's error it was raised for
+        error = error.__cause__ or error.__context__ or error
+    if isinstance(error, RedisUnavailable):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
+def refuse_start(error: RedisStartRefused) -> None:
+    """In a crawl, log *error* once, as an ERROR line, and keep asyncio from logging it
+    again under "Task exception was never retrieved" with a traceback when it ends the
+    crawl's start (Scrapy still counts the start as failed: exit code 1). Out of a crawl
+    (a command) the caller reports it."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no event loop runs: not a crawl
+        return
+    if task is None:
+        return
+    logger.error("%(error)s", {"error": error})
+
+    def retrieve(done: asyncio.Task[Any]) -> None:
+        if done.cancelled():
+            return
+        failure = done.exception()  # retrieved: asyncio says nothing of it
+        if failure is not None and failure is not error:  # another failure: reported as before
+            done.get_loop().call_exception_handler(
+                {
+                    "message": "Task exception was never retrieved",
+                    "exception": failure,
+                    "future": done,
+                }
+            )
+
+    task.add_done_callback(retrieve)

@@ -41,6 +41,7 @@ from crawler.redis_access import (
     fault_budget_from_settings,
     redact,
     redis_params_from_settings,
+    wait_while_redis_fails,
 )
 from crawler.request_meta import (
     FRONTIER_MIDDLEWARE,
@@ -68,6 +69,11 @@ def queue_redis_url(settings: BaseSettings) -> str:
         return str(url)
     host = settings.get("REDIS_HOST") or "localhost"
     return f"redis://{host}:{settings.getint('REDIS_PORT', 6379)}"
+
+
+def _queue_url_setting(settings: BaseSettings) -> str:
+    """The setting :func:`queue_redis_url` takes the URL from, for errors."""
+    return "REDIS_URL" if settings.get("REDIS_URL") else "REDIS_HOST/REDIS_PORT"
 
 
 def queue_kind(queue: Any) -> str:
@@ -167,7 +173,14 @@ class LeasingScheduler(Scheduler):
         _require_frontier_middleware(settings)
         ttl = _lease_ttl(settings)
         worker_id = _worker_id(settings)
-        scheduler: Self = super().from_crawler(crawler)
+        # scrapy-redis's from_crawler pings the queue's server
+        scheduler: Self = wait_while_redis_fails(
+            lambda: super(LeasingScheduler, cls).from_crawler(crawler),
+            url=queue_redis_url(settings),
+            setting=_queue_url_setting(settings),
+            budget=fault_budget_from_settings(settings),
+            what="the shared request queue",
+        )
         scheduler.stats = _StatsWithoutSpider(crawler.stats)
         scheduler.crawler = crawler
         scheduler.lease_ttl = ttl
@@ -175,7 +188,7 @@ class LeasingScheduler(Scheduler):
         scheduler.connection = RedisConnection(
             queue_redis_url(settings),
             redis_params_from_settings(settings),
-            setting="REDIS_URL" if settings.get("REDIS_URL") else "REDIS_HOST/REDIS_PORT",
+            setting=_queue_url_setting(settings),
             budget=fault_budget_from_settings(settings),
         )
         scheduler._held = set()
@@ -192,20 +205,9 @@ class LeasingScheduler(Scheduler):
     # Life cycle
 
     def open(self, spider: Spider) -> None:
-        with warnings.catch_warnings():
-            # scrapy-redis 0.9.1 says "Resuming crawl" with Spider.log(), which Scrapy
-            # deprecates (warned under 2.19); the line itself still comes out, at DEBUG
-            warnings.filterwarnings(
-                "ignore", r"Spider\.log\(\) is deprecated", ScrapyDeprecationWarning
-            )
-            super().open(spider)
-        self.leases = RequestLeases(
-            self.connection, self.queue.key, queue_kind(self.queue), self.worker_id, self.lease_ttl
+        recovered = self.connection.opening(
+            lambda: self._open_queue(spider), what="the shared request queue and its leases"
         )
-        self.connection.open()
-        if self.flush_on_start:
-            self.leases.clear()  # the queue they came from was flushed
-        recovered = self.leases.return_own()
         if recovered:
             self._count("dedup/lease/reclaimed", recovered)
             logger.info(
@@ -214,8 +216,6 @@ class LeasingScheduler(Scheduler):
                 {"count": recovered, "worker": self.worker_id},
                 extra={"spider": spider},
             )
-        self.leases.heartbeat()
-        self._reclaim_expired()
         if self.idle_before_close:
             logger.warning(
                 "SCHEDULER_IDLE_BEFORE_CLOSE=%(seconds)d is not used by the leasing "
@@ -236,6 +236,28 @@ class LeasingScheduler(Scheduler):
             },
             extra={"spider": spider},
         )
+
+    def _open_queue(self, spider: Spider) -> int:
+        """Open scrapy-redis's queue and this worker's leases; how many requests a run
+        of this worker that did not stop cleanly had leased (put back). Safe to do
+        again after a fault: each step is one atomic call, a done one does nothing."""
+        with warnings.catch_warnings():
+            # scrapy-redis 0.9.1 says "Resuming crawl" with Spider.log(), which Scrapy
+            # deprecates (warned under 2.19); the line itself still comes out, at DEBUG
+            warnings.filterwarnings(
+                "ignore", r"Spider\.log\(\) is deprecated", ScrapyDeprecationWarning
+            )
+            super().open(spider)
+        self.leases = RequestLeases(
+            self.connection, self.queue.key, queue_kind(self.queue), self.worker_id, self.lease_ttl
+        )
+        self.connection.open()
+        if self.flush_on_start:
+            self.leases.clear()  # the queue they came from was flushed
+        recovered = self.leases.return_own()
+        self.leases.heartbeat()
+        self._reclaim_expired()
+        return recovered
 
     def close(self, reason: str) -> None:
         if self._keep_alive is None:

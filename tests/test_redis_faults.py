@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -157,3 +157,131 @@ def test_a_redis_server_killed_mid_crawl_loses_nothing(
         html_pages = {page for page in model.resources if model.resolve(page).is_html}
         articles = {model.near_duplicates.get(page, page) for page in html_pages}
         assert exported_articles(server, workdir / "items.jsonl") == articles
+
+
+#: The fault budget of a worker that starts while Redis fails, and how long the server
+#: stays down once the worker has met the fault (the issue's 1 s outage). The budget leaves
+#: 4 s for the server to start again (a redis-server takes ~0.05 s here; a cluster
+#: node ~0.3 s to hear from the other nodes again) on a loaded 2-core machine.
+START_BUDGET = 5.0
+OUTAGE = 1.0
+#: How long a worker whose Redis stays down may take to refuse once it has met the fault:
+#: the budget (1 s here), and at most one pause of 0.25 s (OPENING_PAUSE_MAX) past it.
+REFUSE_BUDGET = 1.0
+REFUSE_MARGIN = 0.5
+MET_FAULT = re.compile(r"INFO: Redis at \S+ \(REDIS_URL\) fails while .* opens \(")
+
+
+def starting_worker(
+    server: DemoSiteProcess, node: RedisServerProcess, workdir: Path, budget: float, **settings: str
+) -> tuple[list[str], Path]:
+    """A worker's command, whose log goes to ``crawl.log`` in *workdir*, and that log."""
+    command = scrapy_crawl_command(server.url)
+    given = {
+        "REDIS_URL": node.url,
+        "DEDUP_URL_BACKEND": "redis",
+        "DEDUP_REDIS_FAULT_BUDGET": str(budget),
+        "LOG_LEVEL": "INFO",
+        "DEDUP_CONTENT_WORKERS": "0",
+        **settings,
+    }
+    for name, value in given.items():
+        command += ["-s", f"{name}={value}"]
+    workdir.mkdir()
+    return [*command, "-o", str(workdir / "items.jsonl")], workdir / "crawl.log"
+
+
+def wait_for_line(log: Path, line: re.Pattern[str], worker: Any, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not line.search(log.read_text()):
+        assert worker.poll() is None, log.read_text()[-3000:]
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("cluster", [True, False], ids=["cluster", "single"])
+def test_a_worker_started_during_a_redis_outage_crawls_normally_and_loses_nothing(
+    demo_site_process_factory, redis_server_factory, tmp_path, cluster
+):
+    """Redis (a lone server, or one primary of a cluster: the worker's store has shards on
+    each) is killed, a worker starts, meets the fault while it opens its Redis store, and the
+    server comes back 1 s later: the worker waits (within DEDUP_REDIS_FAULT_BUDGET, 5 s:
+    START_BUDGET says where it comes from), then crawls the whole site as if nothing had
+    happened (before: it exited 1 under "Task exception was never retrieved" at the fault)."""
+    server = demo_site_process_factory()
+    if cluster:
+        nodes = start_redis_cluster(redis_server_factory)
+        down = nodes[1]  # not the node the worker's URL names: the client starts from that one
+    else:
+        nodes = [redis_server_factory()]
+        down = nodes[0]
+    extra = {"DEDUP_REDIS_CLUSTER": "True"} if cluster else {}
+    command, log = starting_worker(server, nodes[0], tmp_path / "worker", START_BUDGET, **extra)
+    down.kill()
+    with log.open("w") as log_file:
+        worker = start_scrapy(command, stderr=log_file)
+    try:
+        wait_for_line(log, MET_FAULT, worker, timeout=60)
+        time.sleep(OUTAGE)
+        assert worker.poll() is None, log.read_text()[-3000:]  # still waiting
+        down.start()  # the same port (and, in a cluster, its nodes.conf)
+        worker.wait(timeout=120)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    text = log.read_text()
+    assert worker.returncode == 0, text[-3000:]
+    assert "Spider closed (finished)" in text, text[-3000:]
+    assert "ERROR" not in text and "Traceback" not in text, text[-3000:]
+    model = server.model()
+    assert set(server.hits()["by_resource"]) == model.resources
+    html_pages = {page for page in model.resources if model.resolve(page).is_html}
+    articles = {model.near_duplicates.get(page, page) for page in html_pages}
+    assert exported_articles(server, tmp_path / "worker" / "items.jsonl") == articles
+
+
+@pytest.mark.parametrize(
+    ("cluster", "policy"),
+    [(False, "stop"), (False, "allow"), (True, "stop")],
+    ids=["single-stop", "single-allow", "cluster-stop"],
+)
+def test_a_worker_started_while_redis_stays_down_refuses_with_one_error(
+    demo_site_process_factory, redis_server_factory, tmp_path, cluster, policy
+):
+    """Redis (a lone server, or one primary of a cluster) is down when a worker starts and
+    stays down: the worker waits DEDUP_REDIS_FAULT_BUDGET (1 s), then ends as a failed start
+    does in Scrapy (exit code 1) with one ERROR line naming the URL's setting and the budget,
+    and downloads nothing; under either DEDUP_REDIS_ON_ERROR, since a store it cannot open
+    cannot tell it whether this worker's rules are the shared data's. Before: "Task
+    exception was never retrieved" and a traceback of RedisFaultPending saying it would try
+    again (cluster), or of RedisUnavailable at once (a lone server)."""
+    server = demo_site_process_factory()
+    if cluster:
+        nodes = start_redis_cluster(redis_server_factory)
+        down = nodes[1]
+    else:
+        nodes = [redis_server_factory()]
+        down = nodes[0]
+    extra = {"DEDUP_REDIS_ON_ERROR": policy}
+    if cluster:
+        extra["DEDUP_REDIS_CLUSTER"] = "True"
+    command, log = starting_worker(server, nodes[0], tmp_path / "worker", REFUSE_BUDGET, **extra)
+    down.kill()
+    with log.open("w") as log_file:
+        worker = start_scrapy(command, stderr=log_file)
+        worker.wait(timeout=120)
+    text = log.read_text()
+    assert worker.returncode == 1, text[-3000:]
+    errors = [line for line in text.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1, text[-3000:]
+    assert re.search(
+        r"ERROR: cannot open .*: Redis at redis://127\.0\.0\.1:\d+/0 \(REDIS_URL\) failed for "
+        r"([\d.]+)s, the whole DEDUP_REDIS_FAULT_BUDGET of 1s \(.*\); start again once it answers",
+        errors[0],
+    ), errors[0]
+    waited = float(re.search(r"failed for ([\d.]+)s", errors[0]).group(1))  # type: ignore[union-attr]
+    assert REFUSE_BUDGET <= waited <= REFUSE_BUDGET + REFUSE_MARGIN, errors[0]
+    assert "Traceback" not in text and "never retrieved" not in text, text[-3000:]
+    assert "trying again" not in errors[0]
+    assert "Spider opened" not in text
+    assert server.hits()["total"] == 0

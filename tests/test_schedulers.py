@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
+import threading
+import time
 import warnings
 
 import pytest
@@ -15,6 +18,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_redis.queue import Base
 
 from crawler import signals as dedup_signals
+from crawler.redis_access import RedisStartRefused
 from crawler.request_meta import META_KEY, META_URL
 from crawler.schedulers import META_LEASE, LeasingScheduler
 
@@ -302,3 +306,83 @@ def test_a_lease_redis_failed_to_give_up_is_given_up_with_the_next_heartbeat(
     scheduler.close("finished")
     assert crawler.stats.get_value("dedup/lease/returned") is None
     client.close()
+
+
+#: The outage a scheduler meets at start-up in these tests, and the budget it waits within:
+#: ample for a redis-server to start again (~0.05 s here).
+OUTAGE = 0.5
+START_BUDGET = 5.0
+
+
+@pytest.mark.parametrize("meets_it_in", ["from_crawler", "open"])
+@in_event_loop
+def test_a_queue_whose_redis_comes_back_within_the_budget_opens(
+    redis_server, client, on_reactor_thread, meets_it_in
+):
+    """scrapy-redis's ping in ``from_crawler`` and the queue's and leases' first calls in
+    ``open`` wait for a server that fails at start-up, on the reactor's thread too (before:
+    a redis-py ConnectionError, or RedisFaultPending saying it would try again)."""
+    settings = {"DEDUP_REDIS_FAULT_BUDGET": START_BUDGET}
+    crawler = get_crawler(
+        LeasingSpider,
+        {
+            "SCHEDULER": "crawler.schedulers.LeasingScheduler",
+            "DUPEFILTER_CLASS": "crawler.dupefilters.URLDupeFilter",
+            "DEDUP_URL_BACKEND": "redis",
+            "REDIS_URL": redis_server.url,
+            "SPIDER_MIDDLEWARES": FRONTIER,
+            "DOWNLOADER_MIDDLEWARES": FRONTIER,
+            "DEDUP_WORKER_ID": "w1",
+            **settings,
+        },
+    )
+    spider = LeasingSpider.from_crawler(crawler)
+    crawler.spider = spider
+    back = threading.Timer(OUTAGE, redis_server.start)
+    if meets_it_in == "from_crawler":
+        redis_server.kill()
+        back.start()
+    scheduler = LeasingScheduler.from_crawler(crawler)
+    if meets_it_in == "open":
+        redis_server.kill()
+        back.start()
+    started = time.monotonic()
+    scheduler.open(spider)
+    back.join()
+    if meets_it_in == "open":
+        assert time.monotonic() - started >= OUTAGE
+    scheduler.enqueue_request(Request("http://example.com/a"))
+    assert scheduler.next_request().url == "http://example.com/a"
+    scheduler.close("finished")
+
+
+@in_event_loop
+def test_a_queue_whose_redis_stays_down_is_refused_after_the_budget(
+    redis_server, on_reactor_thread
+):
+    """One error naming the queue's URL setting and the budget, after the budget and at most
+    one pause (0.25 s) more."""
+    budget = 0.5
+    crawler = get_crawler(
+        LeasingSpider,
+        {
+            "SCHEDULER": "crawler.schedulers.LeasingScheduler",
+            "DUPEFILTER_CLASS": "crawler.dupefilters.URLDupeFilter",
+            "REDIS_URL": redis_server.url,
+            "SPIDER_MIDDLEWARES": FRONTIER,
+            "DOWNLOADER_MIDDLEWARES": FRONTIER,
+            "DEDUP_REDIS_FAULT_BUDGET": budget,
+        },
+    )
+    redis_server.kill()
+    started = time.monotonic()
+    with pytest.raises(RedisStartRefused) as refused:
+        LeasingScheduler.from_crawler(crawler)
+    waited = time.monotonic() - started
+    assert budget <= waited <= budget + 0.25 + 0.25, waited
+    message = str(refused.value)
+    assert message.startswith("cannot open the shared request queue: Redis at redis://127.0.0.1:")
+    assert re.search(
+        r"\(REDIS_URL\) failed for 0\.[5-9]s, the whole DEDUP_REDIS_FAULT_BUDGET of 0\.5s", message
+    ), message
+    assert "ConnectionError" in message

@@ -354,7 +354,14 @@ class RedisContentIndex:
         self.signature_key = f"{self.tag}:signature"
 
     def open(self, signature: Mapping[str, Any]) -> None:
-        """Ping, then claim or check the rules signature of the shared index."""
+        """Ping, then claim or check the rules signature of the shared index, while
+        Redis fails for less than its fault budget (:meth:`RedisConnection.opening`)."""
+        self.connection.opening(
+            lambda: self._open(signature),
+            what=f"the shared content index {self.base!r} (DEDUP_REDIS_CONTENT_KEY)",
+        )
+
+    def _open(self, signature: Mapping[str, Any]) -> None:
         self.connection.open()
         self.connection.check_signature(
             self.signature_key,

@@ -212,7 +212,14 @@ class RedisSetSeenStore:
         return [self.key] if self.generations is None else self._generation_keys()
 
     def open(self, signature: Mapping[str, Any]) -> None:
-        """Ping, then claim or check the rules signature of the shared set."""
+        """Ping, then claim or check the rules signature of the shared set, while Redis
+        fails for less than its fault budget (:meth:`RedisConnection.opening`)."""
+        self.connection.opening(
+            lambda: self._open(signature),
+            what=f"the shared store {self.base!r} ({self.key_setting})",
+        )
+
+    def _open(self, signature: Mapping[str, Any]) -> None:
         self.connection.open()
         data_key = self.key if self.generations is None else self._generation_keys()[0]
         self.connection.check_signature(
@@ -377,7 +384,14 @@ class RedisBloomSeenStore:
         ]
 
     def open(self, signature: Mapping[str, Any]) -> None:
-        """Ping, claim or check the rules signature, and create missing shards."""
+        """Ping, claim or check the rules signature, and create missing shards, while
+        Redis fails for less than its fault budget (:meth:`RedisConnection.opening`)."""
+        self.connection.opening(
+            lambda: self._open(signature),
+            what=f"the shared store {self.base!r} ({self.key_setting})",
+        )
+
+    def _open(self, signature: Mapping[str, Any]) -> None:
         self.connection.open()
         data_key = self._live_keys()[0]
         self.connection.check_signature(

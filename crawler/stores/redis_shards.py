@@ -108,7 +108,14 @@ class ShardedRedisSeenStore:
         return self.shards[int.from_bytes(digest, "little") % len(self.shards)]
 
     def open(self, signature: Mapping[str, Any]) -> None:
-        """Check the store's signature, then open every shard with it."""
+        """Check the store's signature, then open every shard with it, while Redis fails
+        for less than its fault budget (:meth:`RedisConnection.opening`)."""
+        self.connection.opening(
+            lambda: self._open(signature),
+            what=f"the shared store {self.base!r} ({self.key_setting})",
+        )
+
+    def _open(self, signature: Mapping[str, Any]) -> None:
         self.connection.open()
         self.connection.check_signature(
             self.signature_key, signature, data_key=self.base, key_setting=self.key_setting
