@@ -577,11 +577,23 @@ def _fault_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def _follows(failure: BaseException, refusal: BaseException) -> bool:
+    """Whether *failure* is *refusal*, or was raised while Scrapy undid a start that
+    *refusal* ended (its engine's close raises "Engine slot not assigned" when the
+    scheduler's ``from_crawler`` failed)."""
+    seen: BaseException | None = failure
+    while seen is not None:
+        if seen is refusal:
+            return True
+        seen = seen.__context__
+    return False
+
+
 def refuse_start(error: RedisStartRefused) -> None:
     """In a crawl, log *error* once, as an ERROR line, and keep asyncio from logging it
     again under "Task exception was never retrieved" with a traceback when it ends the
-    crawl's start (Scrapy still counts the start as failed: exit code 1). Out of a crawl
-    (a command) the caller reports it."""
+    crawl's start, with what Scrapy raised while undoing that start (Scrapy still counts
+    the start as failed: exit code 1). Out of a crawl (a command) the caller reports it."""
     try:
         task = asyncio.current_task()
     except RuntimeError:  # no event loop runs: not a crawl
@@ -594,7 +606,7 @@ def refuse_start(error: RedisStartRefused) -> None:
         if done.cancelled():
             return
         failure = done.exception()  # retrieved: asyncio says nothing of it
-        if failure is not None and failure is not error:  # another failure: reported as before
+        if failure is not None and not _follows(failure, error):  # reported as before
             done.get_loop().call_exception_handler(
                 {
                     "message": "Task exception was never retrieved",

@@ -285,3 +285,37 @@ def test_a_worker_started_while_redis_stays_down_refuses_with_one_error(
     assert "trying again" not in errors[0]
     assert "Spider opened" not in text
     assert server.hits()["total"] == 0
+
+
+def test_a_leasing_worker_started_while_its_queues_redis_stays_down_refuses_with_one_error(
+    demo_site_process_factory, redis_server_factory, tmp_path
+):
+    """The seen store's Redis (DEDUP_REDIS_URL) answers, the queue's (REDIS_URL, where
+    ``LeasingScheduler`` takes requests) is down and stays down: scrapy-redis's ping in the
+    scheduler's ``from_crawler`` fails, and the worker ends as in the test above, with one
+    ERROR line after the budget (1 s) and no traceback (before: the ConnectionError, and
+    Scrapy's "Engine slot not assigned" raised while it undid the start)."""
+    server = demo_site_process_factory()
+    store, queue = redis_server_factory(), redis_server_factory()
+    settings = {
+        "DEDUP_REDIS_URL": store.url,
+        "SCHEDULER": "crawler.schedulers.LeasingScheduler",
+        "SCHEDULER_PERSIST": "True",
+    }
+    command, log = starting_worker(server, queue, tmp_path / "worker", REFUSE_BUDGET, **settings)
+    queue.kill()
+    with log.open("w") as log_file:
+        worker = start_scrapy(command, stderr=log_file)
+        worker.wait(timeout=120)
+    text = log.read_text()
+    assert worker.returncode == 1, text[-3000:]
+    errors = [line for line in text.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1, text[-3000:]
+    assert re.search(
+        r"ERROR: cannot open the shared request queue: Redis at redis://127\.0\.0\.1:"
+        rf"{queue.port}/0 \(REDIS_URL\) failed for [\d.]+s, the whole "
+        r"DEDUP_REDIS_FAULT_BUDGET of 1s \(ConnectionError: ",
+        errors[0],
+    ), errors[0]
+    assert "Traceback" not in text and "never retrieved" not in text, text[-3000:]
+    assert server.hits()["total"] == 0

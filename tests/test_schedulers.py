@@ -339,18 +339,21 @@ def test_a_queue_whose_redis_comes_back_within_the_budget_opens(
     spider = LeasingSpider.from_crawler(crawler)
     crawler.spider = spider
     back = threading.Timer(OUTAGE, redis_server.start)
-    if meets_it_in == "from_crawler":
-        redis_server.kill()
-        back.start()
-    scheduler = LeasingScheduler.from_crawler(crawler)
-    if meets_it_in == "open":
-        redis_server.kill()
-        back.start()
-    started = time.monotonic()
-    scheduler.open(spider)
-    back.join()
-    if meets_it_in == "open":
-        assert time.monotonic() - started >= OUTAGE
+    try:
+        if meets_it_in == "from_crawler":
+            redis_server.kill()
+            back.start()
+        scheduler = LeasingScheduler.from_crawler(crawler)
+        if meets_it_in == "open":
+            redis_server.kill()
+            back.start()
+        started = time.monotonic()
+        scheduler.open(spider)
+        if meets_it_in == "open":
+            assert time.monotonic() - started >= OUTAGE
+    finally:
+        if back.is_alive():
+            back.join()  # its server is stopped with the fixture's
     scheduler.enqueue_request(Request("http://example.com/a"))
     assert scheduler.next_request().url == "http://example.com/a"
     scheduler.close("finished")
