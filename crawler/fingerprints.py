@@ -40,8 +40,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xxhash
 
+from crawler.feature_hashes import (
+    NO_SPACE_SCRIPT_RANGES,
+    feature_hash,
+    feature_hashes,
+    is_no_space_script,
+    mixed,
+)
+
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
 __all__ = [
     "CJK_NGRAM",
@@ -69,6 +77,7 @@ __all__ = [
     "page_sizes_differ",
     "simhash",
     "simhash_and_minhash_of_counts",
+    "simhash_and_minhash_of_normalized",
     "simhash_of_counts",
     "simhash_of_features",
     "simhash_of_normalized",
@@ -77,7 +86,7 @@ __all__ = [
 
 #: Incremented whenever a change to normalization, features, weights or hashing can change
 #: the fingerprint or the content hash of some text.
-FINGERPRINT_VERSION = 5
+FINGERPRINT_VERSION = 6
 
 #: Size of a SimHash fingerprint, in bits.
 FINGERPRINT_BITS = 64
@@ -100,29 +109,14 @@ _MINHASH_BIN_SHIFT = 64 - (MINHASH_BYTES - 1).bit_length()
 _MINHASH_BIN_STARTS = np.arange(MINHASH_BYTES, dtype=np.uint64) << np.uint64(_MINHASH_BIN_SHIFT)
 _MINHASH_BINS = np.arange(MINHASH_BYTES, dtype=np.uint64)
 # the MinHash's feature hash is XXH64 with another seed than the SimHash's (0)
-_MINHASH_SEED = 0x5EED
+_MINHASH_SEED = np.uint64(0x5EED)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xFF51AFD7ED558CCD)
 
-# Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, the Japanese
-# iteration and closing marks, kana, Bopomofo and the CJK ideographs of every plane.
-_NO_SPACE_SCRIPTS = (
-    "\u0e00-\u0eff"
-    "\u1000-\u109f"
-    "\u1780-\u17ff"
-    "\u3005-\u3007"
-    "\u3040-\u312f"
-    "\u31a0-\u31bf"
-    "\u31f0-\u31ff"
-    "\u3400-\u4dbf"
-    "\u4e00-\u9fff"
-    "\uf900-\ufaff"
-    "\U00020000-\U0003ffff"
-)
+# Scripts written without spaces between words (see NO_SPACE_SCRIPT_RANGES)
+_NO_SPACE_SCRIPTS = "".join(f"{chr(low)}-{chr(high)}" for low, high in NO_SPACE_SCRIPT_RANGES)
 _HAS_NO_SPACE_SCRIPT = re.compile(f"[{_NO_SPACE_SCRIPTS}]")
 _SEGMENT = re.compile(f"([{_NO_SPACE_SCRIPTS}]+)|([^\\s{_NO_SPACE_SCRIPTS}]+)")
-# a space next to a character of a script written without spaces carries no meaning there
-_SPACE_BY_NO_SPACE_SCRIPT = re.compile(f"(?<=[{_NO_SPACE_SCRIPTS}]) | (?=[{_NO_SPACE_SCRIPTS}])")
 # Stands for a masked number until the end of normalization: a code point of plane 15
 # (private use), which no step changes; then each run of them becomes one "0".
 _MASK = "\U000f0000"
@@ -231,13 +225,15 @@ _END = r"(?![\da-z])"
 _NUMBER_REST = r"\d*(?:[,.]\d+)*(?:\s?[km])?"
 # a month name or a counter's label right before the number ("may 1", "views 87",
 # "评论45"): one fixed-width look back each, taken at the number's first digit
-_AFTER_MONTH = "(?:" + "|".join(f"(?<={month}\\s.)" for month in _MONTHS) + ")"
+# (each behind a look back at the last letter alone, which rules most numbers out at once)
+_AFTER_MONTH = "(?:(?<=[a-z]\\s.)(?:" + "|".join(f"(?<={month}\\s.)" for month in _MONTHS) + "))"
+_COUNTER_ENDS = "".join(sorted({label[-1] for label in _CHINESE_COUNTERS.split("|")}))
 _AFTER_LABEL = (
-    "(?:"
+    "(?:(?<=s\\s.)(?:"
     + "|".join(f"(?<={label}\\s.)" for label in _COUNTED_THINGS if label.endswith("s"))
-    + "|"
+    + f")|(?:(?<=[{_COUNTER_ENDS}].)|(?<=[{_COUNTER_ENDS}]\\s.))(?:"
     + "|".join(f"(?<={label}.)|(?<={label}\\s.)" for label in _CHINESE_COUNTERS.split("|"))
-    + ")"
+    + "))"
 )
 #: What :func:`normalize_text` writes as ``"0"``: the numbers that change between two
 #: fetches or two copies of one page without making it another page. Every branch
@@ -321,11 +317,19 @@ def _built_code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
 
 def _translated(text: str) -> str:
     """*text* with each code point replaced as :func:`_code_point_map` says."""
-    code_points = _code_point_map()[
-        np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    ]
+    code_points = _code_point_map()[_code_points(text)]
     kept = code_points[code_points != _DELETED]
     return kept.astype("<u4").tobytes().decode("utf-32-le")
+
+
+def _code_points(text: str) -> np.ndarray[Any, np.dtype[np.uint32]]:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+
+
+#: Whether each code point up to U+3000 (the last that :meth:`str.isspace` accepts, and
+#: one more, False) is whitespace.
+_WHITESPACE = np.array([chr(code_point).isspace() for code_point in range(0x3002)])
+_SPACE = np.uint32(ord(" "))
 
 
 def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 2) -> str:
@@ -367,7 +371,7 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     text = unicodedata.normalize("NFKC", text).casefold()
     has_digits = _DIGIT.search(text) is not None
     if has_digits:
-        text = _NEUTRAL_NUMBER.sub(f" {_MASK} ", text)
+        text = _masked_numbers(text)
     text = _canonical_spacing(_translated(text))
     if has_digits:
         text = _masked_until_stable(text)
@@ -377,12 +381,28 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
 
 
 def _canonical_spacing(text: str) -> str:
+    """*text* composed and case-folded until stable (:func:`_unicode_fixpoint`), each run of
+    whitespace one space, stripped, without the spaces next to a character of a script
+    written without spaces (they carry no meaning there)."""
     if not text.isascii():
         text = _unicode_fixpoint(text)
-    text = " ".join(text.split())
-    if not text.isascii() and _HAS_NO_SPACE_SCRIPT.search(text):
-        text = _SPACE_BY_NO_SPACE_SCRIPT.sub("", text)
-    return text
+    code_points = _code_points(text)
+    if not code_points.size:
+        return text
+    whitespace = _WHITESPACE[np.minimum(code_points, _WHITESPACE.size - 1)]
+    # a run of whitespace is kept as one space when a character that is not whitespace
+    # follows it, and one precedes it
+    kept = ~whitespace
+    kept[:-1] |= whitespace[:-1] & kept[1:]
+    kept[: np.argmax(~whitespace)] = False
+    spaced = np.where(whitespace, _SPACE, code_points)[kept]
+    if spaced.size > 2 and not text.isascii():
+        no_space_script = is_no_space_script(spaced)
+        space = spaced == _SPACE
+        beside = np.zeros(spaced.size, dtype=np.bool_)
+        beside[1:-1] = no_space_script[:-2] | no_space_script[2:]
+        spaced = spaced[~(space & beside)]
+    return spaced.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def _masked_until_stable(text: str) -> str:
@@ -395,13 +415,37 @@ def _masked_until_stable(text: str) -> str:
     while True:
         if _MASK in text:
             text = _MASK_RUN.sub("0", text)
-        masked = _NEUTRAL_NUMBER.sub(f" {_MASK} ", text)
+        masked = _masked_numbers(text)
         if masked == text:
             return text
         again = _MASK_RUN.sub("0", _canonical_spacing(masked))
         if again == text:
             return text
         text = again
+
+
+def _masked_numbers(text: str) -> str:
+    """``_NEUTRAL_NUMBER.sub(" <mask> ", text)``, the expression tried only where a match
+    can start: at a decimal digit that no letter or digit precedes (the regular
+    expression engine would step through every character of the text to find them)."""
+    code_points = _code_points(text)
+    mapped = _code_point_map()[code_points]
+    digit = (mapped >= ord("0")) & (mapped <= ord("9"))
+    starts = digit.copy()
+    starts[1:] &= ~(digit[:-1] | ((code_points[:-1] >= ord("a")) & (code_points[:-1] <= ord("z"))))
+    pieces: list[str] = []
+    end = 0
+    for start in np.flatnonzero(starts).tolist():
+        if start < end:
+            continue
+        match = _NEUTRAL_NUMBER.match(text, start)
+        if match is not None:
+            pieces += (text[end:start], f" {_MASK} ")
+            end = match.end()
+    if not pieces:
+        return text
+    pieces.append(text[end:])
+    return "".join(pieces)
 
 
 def _unicode_fixpoint(text: str) -> str:
@@ -569,16 +613,15 @@ def _word_ngrams(words: list[str], sizes: tuple[int, ...]) -> list[str]:
 def simhash_of_features(features: Mapping[str, int]) -> int:
     """Return the 64-bit SimHash of weighted features.
 
-    - XXH64 is the feature hash: the 8-byte big-endian digest of the feature's UTF-8
-      bytes, whose first bit is the fingerprint's most significant bit. Bit *i* of the
-      result is 1 when the features whose hash has bit *i* set weigh more than half of
-      the total. These are the values of the ``simhash`` package's
-      ``Simhash(features, f=64, hashfunc=xxhash.xxh64_digest)``, computed in one pass
-      over all features (the package's loop of a few array operations per feature was
-      most of a page's fingerprint time), with exact integer weights of any size (the
-      package overflows above 255 under NumPy 2: simhash issue #74).
+    - Each feature's hash is :func:`crawler.feature_hashes.feature_hash` of its string,
+      whose most significant bit is the fingerprint's. Bit *i* of the result is 1 when
+      the features whose hash has bit *i* set weigh more than half of the total. These
+      are the values of the ``simhash`` package's ``Simhash(features, f=64, hashfunc=h)``
+      with ``h`` that hash as 8 big-endian bytes, computed in one pass over all features
+      (the package's loop of a few array operations per feature was most of a page's
+      fingerprint time), with exact integer weights of any size (the package overflows
+      above 255 under NumPy 2: simhash issue #74).
     - Features with a weight of 0 or less are ignored; no features gives 0.
-    - A lone surrogate in a feature is hashed as ``"?"`` (it has no UTF-8 form).
 
     >>> simhash_of_features({"a": 1000, "b": 1}) == simhash_of_features({"a": 1})
     True
@@ -596,31 +639,27 @@ _EXACT_IN_FLOAT = 2**53
 def _simhash_of_weighted(features: list[str], weights: list[int]) -> int:
     if not features:
         return 0
-    hashes = np.fromiter(_feature_hashes(features), dtype=np.uint64, count=len(features))
-    return _simhash_of_hashes(hashes, weights)
+    return _simhash_of_hashes(_hashes_of(features), np.array(weights, dtype=object))
 
 
-def _simhash_of_hashes(hashes: np.ndarray[Any, np.dtype[np.uint64]], weights: list[int]) -> int:
+def _hashes_of(features: Iterable[str]) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    return np.fromiter(map(feature_hash, features), dtype=np.uint64)
+
+
+def _simhash_of_hashes(
+    hashes: np.ndarray[Any, np.dtype[np.uint64]], weights: np.ndarray[Any, np.dtype[Any]]
+) -> int:
     # one row of 64 bits a feature, the most significant bit first
     bits = np.unpackbits(hashes.astype(">u8").view(np.uint8)).reshape(-1, FINGERPRINT_BITS)
-    total = sum(weights)
+    total = int(weights.sum())
     if total < _EXACT_IN_FLOAT:
         # BLAS sums exactly here, and several times faster than NumPy's integer product
-        set_weight = np.array(weights, dtype=np.float64) @ bits.astype(np.float64)
+        set_weight = weights.astype(np.float64) @ bits.astype(np.float64)
     else:
-        set_weight = np.array(weights, dtype=object) @ bits.astype(object)
+        set_weight = weights.astype(object) @ bits.astype(object)
     # bit set when its features weigh more than half of the total: 2 * part > total
     majority = 2 * set_weight > total
     return int.from_bytes(np.packbits(majority).tobytes(), "big")
-
-
-def _feature_hashes(features: list[str]) -> Iterable[int]:
-    """XXH64 of each feature's UTF-8 bytes (a lone surrogate as ``"?"``)."""
-    try:
-        encoded = list(map(str.encode, features))
-    except UnicodeEncodeError:
-        encoded = [feature.encode("utf-8", "replace") for feature in features]
-    return map(xxhash.xxh64_intdigest, encoded)
 
 
 def simhash_of_normalized(normalized: str) -> int:
@@ -632,7 +671,23 @@ def simhash_of_normalized(normalized: str) -> int:
     - An empty text gives 0.
     - The value is the same in every process and on every machine.
     """
-    return simhash_of_counts(text_features(normalized))
+    return simhash_and_minhash_of_normalized(normalized)[0]
+
+
+def simhash_and_minhash_of_normalized(normalized: str) -> tuple[int, bytes]:
+    """Return ``(simhash_of_normalized(normalized), minhash_of_normalized(normalized))``.
+
+    The features are hashed where they lie in the text
+    (:func:`crawler.feature_hashes.feature_hashes`), without being written out: the
+    values are those of :func:`simhash_of_counts` and :func:`minhash_of_features` of
+    :func:`text_features`, at a tenth of the cost.
+    """
+    hashes, counts = feature_hashes(normalized)
+    if not hashes.size:
+        return 0, bytes(MINHASH_BYTES)
+    # feature_weight of each count: its bit length, the exponent frexp returns
+    weights = np.frexp(counts.astype(np.float64))[1].astype(np.int64)
+    return _simhash_of_hashes(hashes, weights), _minhash_of_hashes(_minhash_keys(hashes))
 
 
 def simhash_of_counts(counts: Mapping[str, int]) -> int:
@@ -644,21 +699,13 @@ def simhash_of_counts(counts: Mapping[str, int]) -> int:
 
 def simhash_and_minhash_of_counts(counts: Mapping[str, int]) -> tuple[int, bytes]:
     """Return ``(simhash_of_counts(counts), minhash_of_features(counts))``, each feature
-    encoded once for both."""
+    hashed once for both."""
     features, weights = _counted(counts)
     if not features:
         return 0, minhash_of_features(counts)
-    try:
-        encoded = list(map(str.encode, features))
-    except UnicodeEncodeError:  # a lone surrogate: each hash spells it its own way
-        return _simhash_of_weighted(features, weights), minhash_of_features(counts)
-    count = len(encoded)
-    simhash_value = _simhash_of_hashes(
-        np.fromiter(map(xxhash.xxh64_intdigest, encoded), dtype=np.uint64, count=count),
-        weights,
-    )
-    seeded = map(xxhash.xxh64_intdigest, encoded, itertools.repeat(_MINHASH_SEED, count))
-    return simhash_value, _minhash_of_hashes(np.fromiter(seeded, dtype=np.uint64, count=count))
+    hashes = _hashes_of(features)
+    simhash_value = _simhash_of_hashes(hashes, np.array(weights, dtype=object))
+    return simhash_value, _minhash_of_hashes(_minhash_keys(hashes))
 
 
 def _counted(counts: Mapping[str, int]) -> tuple[list[str], list[int]]:
@@ -688,9 +735,10 @@ def feature_weight(count: int) -> int:
 def minhash_of_features(features: Iterable[str]) -> bytes:
     """Return the :data:`MINHASH_BYTES`-byte MinHash signature of a set of features.
 
-    - One-permutation MinHash: each feature is hashed once (XXH64, seeded apart from the
-      SimHash's), the top bits of the hash choose one of 64 bins and each bin keeps its
-      smallest hash; a bin that no feature fell into takes the value of the next filled
+    - One-permutation MinHash: each feature's hash
+      (:func:`crawler.feature_hashes.feature_hash`) is mixed with a seed apart from the
+      SimHash's, the top bits of the result choose one of 64 bins and each bin keeps its
+      smallest value; a bin that no feature fell into takes the value of the next filled
       bin, mixed with how far it is (densification), so every byte means something.
     - One byte of each bin's minimum is kept (b-bit MinHash): two signatures agree on a
       byte with probability ``J + (1 - J) / 256`` for texts whose feature sets have the
@@ -701,14 +749,13 @@ def minhash_of_features(features: Iterable[str]) -> bytes:
     >>> len(signature), signature == minhash_of_features(["cat sat", "the cat", "the cat"])
     (64, True)
     """
-    hashes = np.fromiter(
-        (
-            xxhash.xxh64_intdigest(feature.encode("utf-8", "surrogatepass"), _MINHASH_SEED)
-            for feature in features
-        ),
-        dtype=np.uint64,
-    )
-    return _minhash_of_hashes(hashes)
+    return _minhash_of_hashes(_minhash_keys(_hashes_of(features)))
+
+
+def _minhash_keys(
+    hashes: np.ndarray[Any, np.dtype[np.uint64]],
+) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    return mixed(hashes ^ _MINHASH_SEED)
 
 
 def _minhash_of_hashes(hashes: np.ndarray[Any, np.dtype[np.uint64]]) -> bytes:
@@ -787,7 +834,7 @@ def numbers_signature(normalized: str) -> int:
     """
     others = count = digest_sum = 0
     counters = [0] * NUMBERS_COUNTERS
-    for match in _NUMBER_TOKEN.finditer(normalized):
+    for match in _number_tokens(normalized):
         token, unit, chinese_unit = match.groups()
         naming = True
         if unit or chinese_unit:
@@ -813,6 +860,33 @@ def numbers_signature(normalized: str) -> int:
     return high << NUMBERS_OTHER_BITS | others
 
 
+def _number_tokens(normalized: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_NUMBER_TOKEN.finditer(normalized)``, tried only where one can
+    start: at the first character of a run of ASCII letters and digits that holds a digit
+    (the regular expression engine would try every character of the text)."""
+    code_points = _code_points(normalized)
+    alphanumeric = _ASCII_ALPHANUMERIC[np.minimum(code_points, 128)]
+    digit = _ASCII_DIGIT[np.minimum(code_points, 128)]
+    run_starts = alphanumeric.copy()
+    run_starts[1:] &= ~alphanumeric[:-1]
+    run_ids = np.cumsum(run_starts)
+    with_digit = np.zeros(int(run_ids[-1]) + 1 if run_ids.size else 1, dtype=np.bool_)
+    with_digit[run_ids[digit]] = True
+    starts = np.flatnonzero(run_starts & with_digit[run_ids])
+    end = 0
+    for start in starts.tolist():
+        if start < end:
+            continue
+        match = _NUMBER_TOKEN.match(normalized, start)
+        if match is not None:
+            end = match.end()
+            yield match
+
+
+_ASCII_DIGIT = np.array([chr(code).isdigit() and code < 128 for code in range(129)])
+_ASCII_ALPHANUMERIC = _ASCII_DIGIT | np.array(
+    [97 <= code <= 122 for code in range(129)]  # a to z: normalized text is case-folded
+)
 _TRAILING_LATIN = re.compile(r"[a-z]*$")
 
 
@@ -986,13 +1060,13 @@ def describe() -> dict[str, Any]:
         "normalization": "nfkc-casefold-fixpoint-drop-punct-symbols-collapse-space",
         "content_hash": f"blake2b-{_CONTENT_HASH_BYTES * 8}",
         "simhash_bits": FINGERPRINT_BITS,
-        "feature_hash": "xxh64",
+        "feature_hash": "codepoint-polynomial-fmix64-pairs",
         "cjk_ngram": CJK_NGRAM,
         "word_ngrams": list(WORD_NGRAMS),
         "weights": "1+floor(log2(count))",
         "numbers": "mask-dates-times-years-counters-keep-others-years-before-units-kept",
         "no_space_scripts": "spaces-deleted",
-        "minhash": f"one-permutation-xxh64-seed{_MINHASH_SEED}-{MINHASH_BYTES}x8bit",
+        "minhash": f"one-permutation-fmix64-seed{int(_MINHASH_SEED)}-{MINHASH_BYTES}x8bit",
         "numbers_signature": (
             f"xxh64-seed{_NUMBERS_SEED}-runs-naming-{NUMBERS_COUNTERS}x{NUMBERS_COUNTER_BITS}bit"
             f"-count{NUMBERS_COUNT_BITS}-sum{NUMBERS_SUM_BITS}-others-{NUMBERS_OTHER_BITS}bit-set"

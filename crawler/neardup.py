@@ -190,9 +190,7 @@ def fingerprint_text(
 
 def fingerprint_normalized(normalized: str) -> TextFingerprint:
     """Return the length, SimHash, content hash and MinHash of a text already normalized."""
-    simhash, minhash = fingerprints.simhash_and_minhash_of_counts(
-        fingerprints.text_features(normalized)
-    )
+    simhash, minhash = fingerprints.simhash_and_minhash_of_normalized(normalized)
     return TextFingerprint(
         normalized_length=len(normalized),
         fingerprint=simhash,

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 import simhash as simhash_package
-import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler import fingerprints
 from crawler.extract import main_text
+from crawler.feature_hashes import feature_hash
 from crawler.fingerprints import (
     CJK_NGRAM,
     FINGERPRINT_BITS,
@@ -46,6 +46,7 @@ from crawler.fingerprints import (
     numbers_signature,
     simhash,
     simhash_and_minhash_of_counts,
+    simhash_and_minhash_of_normalized,
     simhash_of_counts,
     simhash_of_features,
     simhash_of_normalized,
@@ -247,7 +248,7 @@ GOLDEN_TEXT = (
 GOLDEN_NORMALIZED = (
     "crawl dedup 0你好世界the quick brown fox jumps over the lazy dog中文和english混合的文本"
 )
-GOLDEN_SIMHASH = 0x897AFF0E3B3C9B91
+GOLDEN_SIMHASH = 0x89A06C87A00EE442
 GOLDEN_CONTENT_HASH = "3c1dd09f8c90b1ffbaa6b06518351a13"
 
 
@@ -261,7 +262,7 @@ def reference_simhash(features: Mapping[str, int]) -> int:
     for feature, weight in features.items():
         if weight <= 0:
             continue
-        digest = int.from_bytes(xxhash.xxh64_digest(feature.encode("utf-8")), "big")
+        digest = feature_hash(feature)
         for bit in range(64):
             totals[bit] += weight if digest >> bit & 1 else -weight
     return sum(1 << bit for bit in range(64) if totals[bit] > 0)
@@ -492,6 +493,73 @@ def test_simhash_of_a_text_without_words_is_zero(text: str) -> None:
     assert simhash_of_normalized(normalize_text(text)) == 0
 
 
+#: Text that holds what the features are cut by: words and masked numbers, runs of a
+#: script written without spaces, and every other character.
+MIXED_SCRIPT_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(["0", " ", "ok", "ipad", "评测", "报告", "好", "ไทย", "カナ", "a\ud800"]),
+        st.characters(),
+    ),
+    max_size=40,
+).map(" ".join)
+
+
+@given(MIXED_SCRIPT_TEXT)
+@settings(max_examples=500)
+def test_features_hashed_in_the_text_are_the_features_written_out(text: str) -> None:
+    normalized = normalize_text(text)
+    assert simhash_and_minhash_of_normalized(normalized) == simhash_and_minhash_of_counts(
+        text_features(normalized)
+    )
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["sku", "500", "gb", "1 9 3", "20th", "wd5000azlx", "货号", "米", " "]),
+            st.characters(),
+        ),
+        max_size=30,
+    ).map("".join)
+)
+@settings(max_examples=500)
+def test_numbers_are_read_where_the_expression_would_find_them(text: str) -> None:
+    normalized = normalize_text(text)
+    scanned = [match.span() for match in fingerprints._NUMBER_TOKEN.finditer(normalized)]
+    assert [match.span() for match in fingerprints._number_tokens(normalized)] == scanned
+
+
+NUMBER_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["2024-05-01", "10:32", "may", "views", ": ", "1,234", "评论", "年", "\u0663", " "]
+        ),
+        st.characters(),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@given(NUMBER_TEXT)
+@settings(max_examples=500)
+def test_numbers_are_masked_where_the_expression_would_mask_them(text: str) -> None:
+    text = text.casefold()
+    everywhere = fingerprints._NEUTRAL_NUMBER.sub(f" {fingerprints._MASK} ", text)
+    assert fingerprints._masked_numbers(text) == everywhere
+
+
+@given(MIXED_SCRIPT_TEXT.map(lambda text: text.replace("o", "\t\u3000").replace("k", "  ")))
+@settings(max_examples=500)
+def test_spacing_is_split_and_joined_without_spaces_by_a_script_written_without(
+    text: str,
+) -> None:
+    fixed = text if text.isascii() else fingerprints._unicode_fixpoint(text)
+    expected = " ".join(fixed.split())
+    no_space_script = f"[{fingerprints._NO_SPACE_SCRIPTS}]"
+    expected = re.sub(f"(?<={no_space_script}) | (?={no_space_script})", "", expected)
+    assert fingerprints._canonical_spacing(text) == expected
+
+
 @given(st.text())
 @settings(max_examples=300)
 def test_simhash_is_64_bit_and_deterministic(text: str) -> None:
@@ -521,7 +589,11 @@ def test_simhash_of_features_matches_the_reference_for_any_weights(
 @settings(max_examples=300)
 def test_simhash_of_features_gives_the_simhash_packages_values(features: dict[str, int]) -> None:
     # the package is the reference below its overflow (weights up to 255)
-    package = simhash_package.Simhash(list(features.items()), f=64, hashfunc=xxhash.xxh64_digest)
+    package = simhash_package.Simhash(
+        list(features.items()),
+        f=64,
+        hashfunc=lambda feature: feature_hash(feature.decode()).to_bytes(8, "big"),
+    )
     assert simhash_of_features(features) == (package.value if features else 0)
 
 
@@ -566,7 +638,9 @@ def test_simhash_is_exact_when_one_feature_repeats_more_than_1000_times() -> Non
 def test_simhash_of_features_ignores_weights_below_one() -> None:
     assert simhash_of_features({"a": 3, "b": 0, "c": -5}) == simhash_of_features({"a": 3})
     assert simhash_of_features({}) == 0
-    assert simhash_of_features({"a\ud800": 1}) == simhash_of_features({"a?": 1})
+    # a lone surrogate is a character like any other, written out or hashed in the text
+    lone = simhash_of_features({"a\ud800": 1})
+    assert lone == simhash_of_normalized("a\ud800") != simhash_of_features({"a?": 1})
 
 
 def test_simhash_is_the_same_in_other_processes() -> None:
@@ -673,13 +747,13 @@ def test_mixed_chinese_and_english_text() -> None:
 def test_describe_names_every_setting() -> None:
     settings_ = describe()
     assert json.loads(json.dumps(settings_)) == settings_
-    assert settings_["version"] == FINGERPRINT_VERSION == 5
+    assert settings_["version"] == FINGERPRINT_VERSION == 6
     assert settings_["weights"] == "1+floor(log2(count))"
     assert settings_["minhash"].endswith("64x8bit")
     assert settings_["simhash_bits"] == 64
     assert settings_["cjk_ngram"] == CJK_NGRAM
     assert settings_["word_ngrams"] == list(WORD_NGRAMS)
-    assert settings_["feature_hash"] == "xxh64"
+    assert settings_["feature_hash"] == "codepoint-polynomial-fmix64-pairs"
     assert settings_["content_hash"] == "blake2b-128"
 
 
