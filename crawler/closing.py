@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
+from scrapy.exceptions import CloseSpider
 from scrapy.utils.defer import deferred_from_coro
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["close_spider"]
+__all__ = ["close_once_opened", "close_spider"]
 
 
 def close_spider(crawler: Crawler, reason: str) -> None:
@@ -21,3 +23,23 @@ def close_spider(crawler: Crawler, reason: str) -> None:
         return
     if engine is not None:
         deferred_from_coro(engine.close_spider_async(reason=reason))
+
+
+def close_once_opened(crawler: Crawler, reason: str) -> bool:
+    """Close the spider with *reason* as soon as it has opened, before it crawls: for a
+    component that cannot start in the scheduler's ``open`` (there, a ``CloseSpider``
+    leaves Scrapy's scraper unopened, and its close then fails with "Scraper slot not
+    assigned" under a traceback). ``False`` when no crawl is running (a component used on
+    its own): the caller raises its error instead."""
+    try:
+        engine = crawler.engine
+    except RuntimeError:
+        return False
+    if engine is None:
+        return False
+
+    def refuse(spider: Any) -> None:
+        raise CloseSpider(reason)
+
+    crawler.signals.connect(refuse, signal=signals.spider_opened, weak=False)
+    return True

@@ -29,7 +29,7 @@ from scrapy.utils.request import referer_str, request_from_dict
 from crawler import canonical_links, defaults
 from crawler import signals as dedup_signals
 from crawler.audit import URL_LEVEL, AuditLog
-from crawler.closing import close_spider
+from crawler.closing import close_once_opened, close_spider
 from crawler.from_settings import (
     FILL_WARNING_RATIO,
     REDIS_BACKENDS,
@@ -55,6 +55,7 @@ from crawler.redis_access import (
     PROBE_INTERVAL,
     RedisFaultPending,
     RedisLeftAlone,
+    RedisStartRefused,
     RedisUnavailable,
     redact,
 )
@@ -348,7 +349,16 @@ class URLDupeFilter(BaseDupeFilter):
         # scrapy-redis's scheduler never calls close()
         self.crawler.signals.connect(self._spider_closed, signal=scrapy_signals.spider_closed)
         if isinstance(self.seen, REDIS_SEEN_STORES):
-            self.seen.open(url_signature(self.canonicalize.rules, self.seen))
+            try:
+                self.seen.open(url_signature(self.canonicalize.rules, self.seen))
+            except RedisStartRefused:
+                # opened at the first request (scrapy-redis), or used on its own: raised
+                if self._spider_opened or not close_once_opened(
+                    self.crawler,
+                    "dedup_redis_unavailable",  # said at ERROR
+                ):
+                    raise
+                return
             logger.info(
                 "URL dedup shares its seen store in Redis at %(url)s, key %(key)s%(where)s: "
                 "%(entries)d URLs seen by all workers",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from itemadapter import ItemAdapter
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.threads import deferToThread
@@ -64,7 +64,12 @@ from crawler.pages import (
     parent_main_hidden,
     start_worker,
 )
-from crawler.redis_access import RedisFaultPending, RedisUnavailable, redact
+from crawler.redis_access import (
+    RedisFaultPending,
+    RedisStartRefused,
+    RedisUnavailable,
+    redact,
+)
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.redis_shards import REDIS_SEEN_STORES, RedisSeenStore
@@ -225,7 +230,11 @@ class NearDuplicatePipeline:
     def open_spider(self) -> None:
         shared_index = self.detector.shared_index
         if isinstance(shared_index, RedisContentIndex):
-            shared_index.open(self.detector.signature)
+            try:
+                shared_index.open(self.detector.signature)
+            except RedisStartRefused as exc:
+                # said in one ERROR line; Scrapy closes a spider that fails to open so
+                raise CloseSpider("dedup_redis_unavailable") from exc
             logger.info(
                 "Content dedup shares its index in Redis at %(url)s, key {%(base)s}: "
                 "%(count)d documents",
@@ -757,7 +766,11 @@ class ItemKeyPipeline:
 
     def open_spider(self) -> None:
         if isinstance(self.seen, REDIS_SEEN_STORES):
-            self.seen.open(item_signature(self.fields, self.seen))
+            try:
+                self.seen.open(item_signature(self.fields, self.seen))
+            except RedisStartRefused as exc:
+                # said in one ERROR line; Scrapy closes a spider that fails to open so
+                raise CloseSpider("dedup_redis_unavailable") from exc
         elif isinstance(self.seen, JournaledSeenStore):
             self._state_dir = self.seen.snapshot_path.parent
             lock_state_dir(self._state_dir, state_dir_setting(self.crawler.settings))

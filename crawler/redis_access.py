@@ -184,6 +184,15 @@ def _unanswered() -> tuple[type[Exception], ...]:
 
 
 @functools.cache
+def _unreachable() -> tuple[type[Exception], ...]:
+    """What a ping that fails raises: :func:`_faults` (authentication failures among them),
+    and a cluster client that found no node of its slot map answering."""
+    from redis.exceptions import RedisClusterException
+
+    return (*_faults(), RedisClusterException)
+
+
+@functools.cache
 def _down() -> tuple[type[Exception], ...]:
     """The faults after which the store is left alone for :data:`PROBE_INTERVAL`: no
     answer, or a cluster down. A server that refuses writes answers at once, and still
@@ -269,22 +278,13 @@ class RedisConnection:
         return client
 
     def open(self) -> None:
-        import redis
-        from redis.exceptions import RedisClusterException
-
         try:
             self.client.ping()
         except ValueError as exc:  # redis-py's reading of the URL: a bad port, scheme...
             raise ValueError(
                 f"{self.setting}={redact(self.url)!r} is not a Redis URL: {exc}"
             ) from None  # the message says it all: one traceback, not three
-        except (
-            redis.ConnectionError,
-            redis.TimeoutError,
-            redis.AuthenticationError,
-            RedisClusterException,  # no node of the cluster's slot map answered
-            *_faults(),
-        ) as exc:
+        except _unreachable() as exc:
             raise RedisUnavailable(
                 f"cannot reach Redis at {redact(self.url)} ({self.setting}): {exc}"
             ) from None
@@ -548,9 +548,7 @@ def _opening_faults() -> tuple[type[Exception], ...]:
     """What :func:`wait_while_redis_fails` waits through: :func:`_faults`, this module's
     errors for them (not a refusal: a signature that differs, a URL that is not one),
     and a cluster client that found no node answering."""
-    from redis.exceptions import RedisClusterException
-
-    return (*_faults(), RedisClusterException, RedisFaultPending, RedisLeftAlone, RedisUnavailable)
+    return (*_unreachable(), RedisFaultPending, RedisLeftAlone, RedisUnavailable)
 
 
 def _lasting(error: BaseException) -> bool:

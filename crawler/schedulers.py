@@ -32,11 +32,12 @@ from scrapy_redis.scheduler import Scheduler
 
 from crawler import defaults
 from crawler import signals as dedup_signals
-from crawler.closing import close_spider
+from crawler.closing import close_once_opened, close_spider
 from crawler.leases import Lease, RequestLeases
 from crawler.redis_access import (
     RedisConnection,
     RedisFaultPending,
+    RedisStartRefused,
     RedisUnavailable,
     fault_budget_from_settings,
     redact,
@@ -205,9 +206,14 @@ class LeasingScheduler(Scheduler):
     # Life cycle
 
     def open(self, spider: Spider) -> None:
-        recovered = self.connection.opening(
-            lambda: self._open_queue(spider), what="the shared request queue and its leases"
-        )
+        try:
+            recovered = self.connection.opening(
+                lambda: self._open_queue(spider), what="the shared request queue and its leases"
+            )
+        except RedisStartRefused:
+            if not close_once_opened(self.crawler, "dedup_redis_unavailable"):  # said at ERROR
+                raise
+            return
         if recovered:
             self._count("dedup/lease/reclaimed", recovered)
             logger.info(

@@ -12,10 +12,11 @@ import warnings
 import pytest
 import redis
 from scrapy import Request, Spider, signals
-from scrapy.exceptions import ScrapyDeprecationWarning
+from scrapy.exceptions import CloseSpider, ScrapyDeprecationWarning
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 from scrapy_redis.queue import Base
+from twisted.python.failure import Failure
 
 from crawler import signals as dedup_signals
 from crawler.redis_access import RedisStartRefused
@@ -389,3 +390,36 @@ def test_a_queue_whose_redis_stays_down_is_refused_after_the_budget(
         r"\(REDIS_URL\) failed for 0\.[5-9]s, the whole DEDUP_REDIS_FAULT_BUDGET of 0\.5s", message
     ), message
     assert "ConnectionError" in message
+
+
+@in_event_loop
+def test_a_queue_whose_redis_fails_after_it_was_built_closes_the_spider_once_opened(
+    redis_server, on_reactor_thread
+):
+    """A queue that cannot open (the server died after scrapy-redis's ping) in a crawl asks
+    for the spider to be closed once it has opened, before it crawls (a CloseSpider raised from the
+    scheduler's open leaves Scrapy's scraper unopened, whose close then fails)."""
+    crawler = get_crawler(
+        LeasingSpider,
+        {
+            "SCHEDULER": "crawler.schedulers.LeasingScheduler",
+            "DUPEFILTER_CLASS": "crawler.dupefilters.URLDupeFilter",
+            "REDIS_URL": redis_server.url,
+            "SPIDER_MIDDLEWARES": FRONTIER,
+            "DOWNLOADER_MIDDLEWARES": FRONTIER,
+            "DEDUP_REDIS_FAULT_BUDGET": 0.5,
+        },
+    )
+    spider = LeasingSpider.from_crawler(crawler)
+    crawler.spider = spider
+    scheduler = LeasingScheduler.from_crawler(crawler)
+    redis_server.kill()
+    with pytest.raises(RedisStartRefused):  # used on its own: no spider to close
+        scheduler.open(spider)
+    crawler.engine = object()  # stands for the engine of a crawl that starts
+    scheduler.open(spider)
+    results = crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
+    refusals = [result.value for _, result in results if isinstance(result, Failure)]
+    assert [type(refusal) for refusal in refusals] == [CloseSpider]
+    assert refusals[0].reason == "dedup_redis_unavailable"
+    scheduler.close("dedup_redis_unavailable")  # nothing was leased: nothing to put back
