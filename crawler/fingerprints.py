@@ -381,11 +381,16 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
 
 
 def _canonical_spacing(text: str) -> str:
-    """*text* composed and case-folded until stable (:func:`_unicode_fixpoint`), each run of
-    whitespace one space, stripped, without the spaces next to a character of a script
-    written without spaces (they carry no meaning there)."""
+    """*text* composed and case-folded until stable (:func:`_unicode_fixpoint`), then
+    :func:`_spaced`."""
     if not text.isascii():
         text = _unicode_fixpoint(text)
+    return _spaced(text)
+
+
+def _spaced(text: str) -> str:
+    """*text* with each run of whitespace one space, stripped, without the spaces next to
+    a character of a script written without spaces (they carry no meaning there)."""
     code_points = _code_points(text)
     if not code_points.size:
         return text
@@ -418,7 +423,9 @@ def _masked_until_stable(text: str) -> str:
         masked = _masked_numbers(text)
         if masked == text:
             return text
-        again = _MASK_RUN.sub("0", _canonical_spacing(masked))
+        # spaces around each mask: no character meets a new neighbour, so the text stays
+        # composed and case-folded (no _unicode_fixpoint)
+        again = _MASK_RUN.sub("0", _spaced(masked))
         if again == text:
             return text
         text = again
