@@ -10,6 +10,8 @@ import logging
 import os
 import re
 import statistics
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -440,10 +442,39 @@ def test_auto_asks_trafilatura_when_resiliparse_keeps_little_of_the_page() -> No
     fast = extract(page, extractor="resiliparse")
     assert len(fast.text) < crawler.extract.AUTO_MIN_SHARE * fast.page_chars
     result = extract(page, extractor="auto")
-    assert result.text == extract(page, extractor="trafilatura").text
+    expected = trafilatura.extract(page, **crawler.extract.AUTO_TRAFILATURA_OPTIONS)
+    assert result.text == expected
     assert_is_the_article(result.text)
     # the page's size is resiliparse's count either way, so that sizes compare
     assert result.page_chars == fast.page_chars
+
+
+def test_auto_asks_trafilatura_without_the_stop_words_of_every_language() -> None:
+    """trafilatura's justext fallback builds a set of every language's stop words (14 MiB
+    kept in the process): ``"auto"`` asks trafilatura without its fallbacks, so a process
+    that only ever extracts with ``"auto"`` never holds it. A process of its own: another
+    test may have built the set in this one. The page: resiliparse finds nothing (so
+    ``"auto"`` asks trafilatura), and trafilatura's own extraction is short (so its full
+    run asks justext)."""
+    page = '<html><body><div class="sidebar"><p>Opening hours: 9 to 5.</p></div></body></html>'
+    script = (
+        "import sys, trafilatura.external as external\n"
+        "from crawler.extract import extract\n"
+        "text = extract(sys.stdin.read().encode(), extractor=sys.argv[1]).text\n"
+        "print(bool(text), external.JT_STOPLIST is not None)\n"
+    )
+    built = {}
+    for extractor in ("auto", "trafilatura"):
+        result = subprocess.run(
+            [sys.executable, "-c", script, extractor],
+            input=page,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        built[extractor] = result.stdout.split()
+    assert built == {"auto": ["True", "False"], "trafilatura": ["True", "True"]}
 
 
 def test_auto_leaves_out_the_lines_that_write_out_a_url() -> None:
