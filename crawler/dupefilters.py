@@ -258,6 +258,7 @@ class URLDupeFilter(BaseDupeFilter):
             self._request_items_settled, signal=dedup_signals.request_items_settled
         )
         crawler.signals.connect(self._spider_opened_now, signal=scrapy_signals.spider_opened)
+        crawler.signals.connect(self._start_scheduled, signal=scrapy_signals.request_scheduled)
         if crawler.settings.getbool("DEDUP_URL_REL_CANONICAL", defaults.DEDUP_URL_REL_CANONICAL):
             crawler.signals.connect(
                 self._response_received, signal=scrapy_signals.response_received
@@ -808,6 +809,40 @@ class URLDupeFilter(BaseDupeFilter):
         if added:
             self.new_urls += 1
             self.stats.inc_value("dedup/url/canonical_recorded")
+
+    def _start_scheduled(self, request: Request, spider: Spider) -> None:
+        """Record the key of a start request that Scrapy schedules past :meth:`request_seen`.
+
+        * a start request (``is_start_request`` in its meta, set by Scrapy's
+          ``StartSpiderMiddleware``) with ``dont_filter``, as Scrapy makes them from
+          ``start_urls``, is recorded under the key :meth:`request_seen` would give it, so
+          that links back to it, and their variants, are filtered; it is downloaded all the
+          same, and again at every start (its links may be new);
+        * its redirects and retries carry that meta and are recorded too;
+        * other ``dont_filter`` requests are not: a callback that sets it asks for a page
+          outside dedup (a refresh, a session page fetched for another callback), and
+          Scrapy records none of them either;
+        * not journaled in the frontier: every start schedules its start requests again.
+        """
+        if not (request.dont_filter and request.meta.get("is_start_request")):
+            return
+        if not self._ready or self._closed or self.held:
+            # not opened (scrapy-redis's scheduler opens it at its first check, where a
+            # refusal is raised), or Redis fails: downloaded all the same
+            return
+        key = self._key(request)
+        try:
+            if isinstance(self.seen, JournaledSeenStore):
+                added = self.seen.add(key, None)
+            else:
+                added = self.seen.add(key)
+        except (RedisUnavailable, OSError):
+            # downloaded all the same; a link back to it may download it again
+            self.stats.inc_value("dedup/url/start_unrecorded")
+            return
+        if added:
+            self.new_urls += 1
+            self.stats.inc_value("dedup/url/start_recorded")
 
     def _request_finished(self, request: Request) -> None:
         key = request.meta.get(META_KEY)

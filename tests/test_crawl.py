@@ -387,3 +387,57 @@ def test_a_page_recrawled_after_its_ttl_is_not_a_copy_of_itself(
     assert second == first
     assert final_stat(log, "dedup/content/refetched") == len(first)
     assert final_stat(log, "dedup/content/unique") == 0
+
+
+START_URLS_SPIDER = """
+from urllib.parse import urlsplit
+
+import scrapy
+
+
+class StartUrlsSpider(scrapy.Spider):
+    \"\"\"As most spiders are written: start_urls, an item of every page, every link.\"\"\"
+
+    name = "start_urls"
+
+    def __init__(self, url, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+        self.allowed_domains = [urlsplit(url).hostname]
+
+    def parse(self, response):
+        if not isinstance(response, scrapy.http.HtmlResponse):
+            return
+        yield {"url": response.url, "title": response.css("title::text").get()}
+        yield from response.follow_all(css="a")
+"""
+
+
+@pytest.mark.parametrize("by_hand", [False, True])
+def test_a_start_url_linked_back_to_is_downloaded_once(
+    demo_site_process_factory, tmp_path: Path, by_hand: bool
+) -> None:
+    """Scrapy schedules start_urls with dont_filter=True, past the dupefilter; the demo
+    site links back to its home page 71 times. The start request is recorded as seen, by
+    the add-on and by the dupefilter set by hand alike: the home page is downloaded once,
+    and its item is in the feed once."""
+    server = demo_site_process_factory()
+    model = server.model()
+    spider = tmp_path / "start_urls.py"
+    spider.write_text(START_URLS_SPIDER)
+    output = tmp_path / "items.jsonl"
+    settings = (
+        # the dupefilter alone: no content level to make up for a second download
+        ["-s", "ADDONS={}", "-s", "DUPEFILTER_CLASS=crawler.dupefilters.URLDupeFilter"]
+        if by_hand
+        else ADDON
+    )
+    command = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a", f"url={server.url}"]
+    log = run_scrapy([*command, *settings, *QUICK, "-O", str(output)])
+    home = model.resolve("/").resource_id
+    assert server.hits()["by_resource"][home] == 1
+    exported = [json.loads(line)["url"] for line in output.read_text("utf-8").splitlines()]
+    assert [url for url in exported if resource_of(model, url) == home] == [server.url]
+    assert final_stat(log, "dedup/url/start_recorded") == 1
+    # every page of the site, each downloaded once
+    assert set(server.hits()["by_resource"].values()) == {1}

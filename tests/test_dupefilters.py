@@ -390,6 +390,54 @@ def test_finished_crawl_resumes_nothing(tmp_path):
     assert second._pending_requests == []
 
 
+def schedule(dupefilter: URLDupeFilter, request: Request) -> None:
+    """What the engine does with a request, for the dupefilter: it sends request_scheduled,
+    then the scheduler asks request_seen, unless the request has dont_filter."""
+    dupefilter.crawler.signals.send_catch_log(
+        scrapy_signals.request_scheduled, request=request, spider=dupefilter.crawler.spider
+    )
+    if not request.dont_filter:
+        assert not dupefilter.request_seen(request)
+
+
+def start_request(url: str) -> Request:
+    """A start request as Scrapy makes one of ``start_urls`` (StartSpiderMiddleware)."""
+    return Request(url, dont_filter=True, meta={"is_start_request": True})
+
+
+def test_a_start_request_is_recorded_as_seen(tmp_path, backend):
+    settings = {"DEDUP_URL_BACKEND": backend, "DEDUP_STATE_DIR": str(tmp_path)}
+    dupefilter = make_dupefilter(settings)
+    dupefilter.open()
+    schedule(dupefilter, start_request("http://a.test/docs/"))
+    # links back to it, and their canonical variants, are filtered
+    assert dupefilter.request_seen(Request("http://a.test/docs/"))
+    assert dupefilter.request_seen(Request("HTTP://A.test:80/docs?utm_source=x#top"))
+    assert dupefilter.crawler.stats.get_value("dedup/url/start_recorded") == 1
+    # a start request again (a retry, a second spider run): nothing new is recorded
+    schedule(dupefilter, start_request("http://a.test/docs/"))
+    assert dupefilter.crawler.stats.get_value("dedup/url/start_recorded") == 1
+    assert dupefilter.new_urls == 1
+    # killed here: journaled, so the restart filters links back to it; not in the
+    # frontier, since every start schedules its start requests again
+    resumed = make_dupefilter(settings)
+    resumed.open()
+    assert resumed.request_seen(Request("http://a.test/docs"))
+    assert resumed._pending_requests == []
+
+
+def test_other_dont_filter_requests_are_not_recorded(backend):
+    dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": backend})
+    dupefilter.open()
+    # asked for outside dedup by a callback (a refresh, a page for another callback)
+    schedule(dupefilter, Request("http://a.test/refresh", dont_filter=True))
+    # a start request that is not dont_filter goes through request_seen as any other
+    schedule(dupefilter, Request("http://a.test/start", meta={"is_start_request": True}))
+    assert not dupefilter.request_seen(Request("http://a.test/refresh"))
+    assert dupefilter.request_seen(Request("http://a.test/start"))
+    assert dupefilter.crawler.stats.get_value("dedup/url/start_recorded") is None
+
+
 def test_request_key_is_kept_in_meta(backend):
     dupefilter = make_dupefilter({"DEDUP_URL_BACKEND": backend})
     dupefilter.open()

@@ -75,6 +75,19 @@ def test_keys_follow_scrapy_redis_layout(redis_server, backend):
     assert keys == expected[backend]
 
 
+def test_a_start_request_is_recorded_in_the_shared_store(redis_server, backend):
+    first, second = worker(redis_server, backend), worker(redis_server, backend)
+    first.open()
+    second.open()
+    start = Request("http://a.test/docs/", dont_filter=True, meta={"is_start_request": True})
+    first.crawler.signals.send_catch_log(
+        scrapy_signals.request_scheduled, request=start, spider=first.crawler.spider
+    )
+    assert first.crawler.stats.get_value("dedup/url/start_recorded") == 1
+    assert first.request_seen(Request("http://a.test/docs"))
+    assert second.request_seen(Request("http://a.test/docs/?utm_medium=mail"))
+
+
 def test_worker_with_other_rules_refuses_to_start(redis_server, backend):
     worker(redis_server, backend).open()
     other = worker(redis_server, backend, DEDUP_URL_LOWERCASE_PATH=True)
