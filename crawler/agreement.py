@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from crawler.fingerprints import normalize_text, text_features, word_count
+from crawler.fingerprints import text_features
+from crawler.normalization import normalize_text, word_count
 
 #: A line is kept when at least this share of its word pairs occur in the second text.
 MIN_SHARED_PAIRS: Final = 0.8

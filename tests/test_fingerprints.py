@@ -25,7 +25,8 @@ import simhash as simhash_package
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler import fingerprints
+import crawler.numbers_signature
+from crawler import normalization
 from crawler.extract import main_text
 from crawler.feature_hashes import feature_hash
 from crawler.fingerprints import (
@@ -525,8 +526,9 @@ def test_features_hashed_in_the_text_are_the_features_written_out(text: str) -> 
 @settings(max_examples=500)
 def test_numbers_are_read_where_the_expression_would_find_them(text: str) -> None:
     normalized = normalize_text(text)
-    scanned = [match.span() for match in fingerprints._NUMBER_TOKEN.finditer(normalized)]
-    assert [match.span() for match in fingerprints._number_tokens(normalized)] == scanned
+    module = crawler.numbers_signature
+    scanned = [match.span() for match in module._NUMBER_TOKEN.finditer(normalized)]
+    assert [match.span() for match in module._number_tokens(normalized)] == scanned
 
 
 NUMBER_TEXT = st.lists(
@@ -544,8 +546,8 @@ NUMBER_TEXT = st.lists(
 @settings(max_examples=500)
 def test_numbers_are_masked_where_the_expression_would_mask_them(text: str) -> None:
     text = text.casefold()
-    everywhere = fingerprints._NEUTRAL_NUMBER.sub(f" {fingerprints._MASK} ", text)
-    assert fingerprints._masked_numbers(text) == everywhere
+    everywhere = normalization._NEUTRAL_NUMBER.sub(f" {normalization._MASK} ", text)
+    assert normalization._masked_numbers(text) == everywhere
 
 
 @given(MIXED_SCRIPT_TEXT.map(lambda text: text.replace("o", "\t\u3000").replace("k", "  ")))
@@ -553,11 +555,11 @@ def test_numbers_are_masked_where_the_expression_would_mask_them(text: str) -> N
 def test_spacing_is_split_and_joined_without_spaces_by_a_script_written_without(
     text: str,
 ) -> None:
-    fixed = text if text.isascii() else fingerprints._unicode_fixpoint(text)
+    fixed = text if text.isascii() else normalization._unicode_fixpoint(text)
     expected = " ".join(fixed.split())
-    no_space_script = f"[{fingerprints._NO_SPACE_SCRIPTS}]"
+    no_space_script = f"[{normalization._NO_SPACE_SCRIPTS}]"
     expected = re.sub(f"(?<={no_space_script}) | (?={no_space_script})", "", expected)
-    assert fingerprints._canonical_spacing(text) == expected
+    assert normalization._canonical_spacing(text) == expected
 
 
 @given(st.text())
@@ -1057,7 +1059,7 @@ def test_a_year_before_a_unit_is_a_size(text: str, normalized: str) -> None:
 
 
 def test_the_code_point_map_is_built_once_whichever_threads_ask_first():
-    fingerprints._built_code_point_map.cache_clear()
+    normalization._built_code_point_map.cache_clear()
     start = threading.Barrier(8)
 
     def normalize() -> str:
@@ -1067,4 +1069,4 @@ def test_the_code_point_map_is_built_once_whichever_threads_ask_first():
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(lambda _: normalize(), range(8)))
     assert results == ["full width 0"] * 8
-    assert fingerprints._built_code_point_map.cache_info().misses == 1
+    assert normalization._built_code_point_map.cache_info().misses == 1
