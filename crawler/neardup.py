@@ -34,7 +34,9 @@ commands. For each text it:
    a chain of small edits cannot drift away from it one step at a time.
 
 A text whose match is the document of its own key is a *re-fetch*, not a copy: it is not
-reported as a duplicate and not kept twice.
+reported as a duplicate and not kept twice. A re-fetch of the very text kept since the
+detector was opened (in this crawl: the exact check found it among this run's documents)
+is said to be *repeated*: nothing new to pass on.
 
 Texts shorter than ``min_chars`` (after normalization) only get the exact check, and are
 kept out of the SimHash index: a few words give too few features for a stable
@@ -134,7 +136,10 @@ class Decision:
     * ``rejected``: the nearest candidate that verification rejected (its ``similarity``
       below ``min_similarity``), when the text was kept as new;
     * ``refetched``: the text matched the document of its own key (a page fetched again),
-      which is not a duplicate and is not kept twice.
+      which is not a duplicate and is not kept twice;
+    * ``repeated``: a re-fetch of the same text, kept since the detector was opened (a page
+      fetched twice in one crawl); ``False`` for a document of an earlier run, found
+      near, or in a shared index (which cannot tell runs apart).
     """
 
     key: str
@@ -146,6 +151,7 @@ class Decision:
     added: bool
     rejected: Match | None = None
     refetched: bool = False
+    repeated: bool = False
 
 
 @dataclass(frozen=True)
@@ -338,6 +344,8 @@ class NearDuplicateDetector:
             MemoryContentHashTable(documents) if content_hashes is None else content_hashes
         )
         self._state: JournaledContentIndex | None = None
+        #: rows of the documents table below this one were loaded by :meth:`open`
+        self._first_row_of_run = 0
         self._copies = 0
         self._lock = threading.Lock()
         self.shared_index = shared_index
@@ -382,6 +390,7 @@ class NearDuplicateDetector:
         )
         state.open()
         self.index, self.content_hashes, self._state = state.index, state.content_hashes, state
+        self._first_row_of_run = len(state.content_hashes.documents)
 
     def check_state_files(self, state_dir: Path | str) -> None:
         """Raise :class:`~crawler.persistence.StateFileError` when a file of *state_dir*
@@ -438,6 +447,7 @@ class NearDuplicateDetector:
     ) -> Decision:
         """:meth:`check` for a text already fingerprinted (e.g. in a worker process)."""
         threshold = self.threshold_for(text_fingerprint.normalized_length)
+        repeated = False
         if not text_fingerprint.normalized_length:
             # an empty text says nothing about the page: no duplicate, nothing to keep
             match, rejected = None, None
@@ -446,6 +456,8 @@ class NearDuplicateDetector:
         else:
             with self._lock:
                 match, rejected, kept = self._match(key, text_fingerprint, threshold)
+                if match is not None and match.key == key and match.stage == "exact":
+                    repeated = self._kept_in_this_run(text_fingerprint.content_hash)
                 if (
                     add
                     and self.index_copies
@@ -485,7 +497,17 @@ class NearDuplicateDetector:
             added=add and match is None and text_fingerprint.normalized_length > 0,
             rejected=rejected if match is None else None,
             refetched=refetched,
+            repeated=repeated,
         )
+
+    def _kept_in_this_run(self, content_hash: bytes) -> bool:
+        """Whether the first document with *content_hash* was kept since :meth:`open` (or
+        construction); ``False`` for storage that cannot tell."""
+        row_of = getattr(self.content_hashes, "row", None)
+        if row_of is None:
+            return False
+        row = row_of(content_hash)
+        return row is not None and row >= self._first_row_of_run
 
     def second_stage_for(self, normalized_length: int) -> int | None:
         """The radius of the second stage for a text of *normalized_length* characters,

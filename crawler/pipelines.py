@@ -339,9 +339,12 @@ class NearDuplicatePipeline:
             self._write_audit(url, "kept", "no_text", decision, None)
             return item
         match = decision.match
+        if decision.refetched:
+            self._count("refetched")
+            if decision.repeated:  # its item passed earlier in this crawl: not a second one
+                return self._refetched_in_crawl(item, url, decision)
         if match is None:
-            if decision.refetched:
-                self._count("refetched")
+            if decision.refetched:  # kept in an earlier run (a recrawl after the TTL, a resume)
                 self._write_audit(url, "kept", "refetched", decision, None)
                 return item
             self._decided(url, url)
@@ -372,6 +375,18 @@ class NearDuplicatePipeline:
             f"{match.kind.capitalize()} duplicate of {match.key} ({how}): {url}",
             log_level="INFO",
         )
+
+    def _refetched_in_crawl(self, item: Any, url: str, decision: Decision) -> Any:
+        """Mark or drop the item of a page fetched again in this crawl with the same text
+        (a ``dont_filter`` request, a start page without the URL level)."""
+        self.stats.inc_value("dedup/content/refetched_in_crawl")
+        if self.action == "mark":
+            self._write_audit(url, "marked", "refetched", decision, None)
+            adapter = ItemAdapter(item)
+            adapter["duplicate_of"], adapter["distance"] = url, 0
+            return item
+        self._write_audit(url, "dropped", "refetched", decision, None)
+        raise DuplicateItem(f"Fetched again in this crawl, the same text: {url}", log_level="INFO")
 
     def _decided(self, url: str, content_key: str) -> None:
         self.crawler.signals.send_catch_log(

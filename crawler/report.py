@@ -26,7 +26,7 @@ CONTENT_REASON_LABELS = {
     "exact": "exact copy of an earlier page",
     "near": "near copy of an earlier page",
     "unique": "kept: text not seen before",
-    "refetched": "kept: the same page fetched again",
+    "refetched": "the same page fetched again (kept; dropped when in the same crawl)",
     "no_text": "kept: no main text to compare",
 }
 

@@ -1036,6 +1036,22 @@ def test_a_page_fetched_again_is_not_its_own_copy():
     assert other.match.key == "https://a.test/page"
 
 
+def test_a_refetch_of_a_text_kept_since_open_is_repeated(tmp_path):
+    text = distinct_text(30)
+    with NearDuplicateDetector() as detector:
+        detector.open(tmp_path)
+        assert detector.check_and_add("https://a.test/page", text) is None
+        again = detector.check("https://a.test/page", text)
+        assert (again.match, again.refetched, again.repeated) == (None, True, True)
+        changed = detector.check("https://a.test/page", text + " Updated.")
+        assert (changed.refetched, changed.repeated) == (True, False)
+    # kept by an earlier run: a re-fetch, not repeated
+    with NearDuplicateDetector() as detector:
+        detector.open(tmp_path)
+        later = detector.check("https://a.test/page", text)
+        assert (later.match, later.refetched, later.repeated) == (None, True, False)
+
+
 @pytest.mark.parametrize(
     ("option", "value"),
     [

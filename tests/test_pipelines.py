@@ -200,6 +200,38 @@ def test_state_dir_remembers_documents_across_runs(tmp_path):
         process(second, {"url": "https://a.test/2", "html": page(PARAGRAPHS)})
 
 
+def test_a_page_fetched_again_in_one_crawl_yields_no_second_item(tmp_path):
+    """Within one crawl, the same text at the same URL is dropped (or marked); in the next
+    run (a recrawl after DEDUP_URL_TTL, a resume) it is kept, as a re-fetch."""
+    settings = {"DEDUP_STATE_DIR": str(tmp_path), "DEDUP_AUDIT_FILE": str(tmp_path / "a.jsonl")}
+    first = make_pipeline(settings)
+    item = {"url": "https://a.test/1", "html": page(PARAGRAPHS)}
+    process(first, dict(item))
+    with pytest.raises(DropItem, match=re.escape("Fetched again in this crawl")):
+        process(first, dict(item))
+    # changed since: a new version of the page, kept
+    process(first, {"url": "https://a.test/1", "html": page(PARAGRAPHS[1:])})
+    assert stats(first)["dedup/content/refetched"] == 2
+    assert stats(first)["dedup/content/refetched_in_crawl"] == 1
+    first.close_spider()
+    decisions = [
+        (line["decision"], line["reason"])
+        for line in map(json.loads, (tmp_path / "a.jsonl").read_text().splitlines())
+    ]
+    assert decisions == [("kept", "unique"), ("dropped", "refetched"), ("kept", "refetched")]
+    second = make_pipeline(settings)
+    assert process(second, dict(item))["url"] == "https://a.test/1"
+    assert stats(second)["dedup/content/refetched"] == 1
+    assert "dedup/content/refetched_in_crawl" not in stats(second)
+
+
+def test_a_page_fetched_again_in_one_crawl_is_marked_with_mark():
+    pipeline = make_pipeline({"DEDUP_CONTENT_ACTION": "mark"})
+    process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    again = process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
+    assert (again["duplicate_of"], again["distance"]) == ("https://a.test/1", 0)
+
+
 @pytest.mark.parametrize("extractor", EXTRACTORS)
 def test_either_extractor_drops_a_copy(extractor):
     pipeline = make_pipeline({"DEDUP_EXTRACTOR": extractor})
@@ -251,7 +283,8 @@ def test_a_body_seen_before_is_not_extracted_again(extractions):
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
         process(pipeline, {"url": "https://a.test/1?print", "html": body})
     # the same page fetched again is a re-fetch, decided without extraction too
-    assert process(pipeline, {"url": "https://a.test/1", "html": body})["url"] == "https://a.test/1"
+    with pytest.raises(DropItem, match=re.escape("Fetched again in this crawl")):
+        process(pipeline, {"url": "https://a.test/1", "html": body})
     # other bytes, the same text: extracted, then an exact copy
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
         process(pipeline, {"url": "https://a.test/2", "html": body + b"\n"})

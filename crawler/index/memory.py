@@ -563,6 +563,11 @@ class MemoryContentHashTable:
             return None
         return self.documents.key(row), self.documents.fingerprint(row)
 
+    def row(self, content_hash: bytes) -> int | None:
+        """The row in :attr:`documents` of the first document added with *content_hash*
+        (rows are numbered in the order documents were added), ``None`` when there is none."""
+        return self._find_row(np.uint64(content_hash_prefix(content_hash)))
+
     def page_size(self, content_hash: bytes) -> int:
         """The page size class of the first document added with *content_hash*, ``0``
         when there is none."""
