@@ -100,7 +100,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from urllib.parse import unquote_plus
 
 from crawler.tracking_params import DEFAULT_STRIP_PARAMS
@@ -168,8 +168,14 @@ _SESSION_ID_PARAM = re.compile(
     r";(?:jsessionid|phpsessid|sessionid|sid|aspsessionid[a-z]*)=[^/;]*", re.IGNORECASE
 )
 
+_T = TypeVar("_T")
+
 _AUTHORITY_CACHE_SIZE = 8192
 _AUTHORITY_CACHE_MAX_KEY = 512
+#: Canonical forms and explanations of the URLs met last (a site's navigation links come
+#: back on each of its pages), each table emptied when full: about 2 MB each at most.
+_URL_CACHE_SIZE = 8192
+_URL_CACHE_MAX_KEY = 1024
 
 
 @dataclass(frozen=True)
@@ -401,6 +407,13 @@ class CanonicalTrace(NamedTuple):
     stripped_params: list[str]
 
 
+def _remember(table: dict[str, _T], url: str, value: _T) -> None:
+    if len(url) <= _URL_CACHE_MAX_KEY:
+        if len(table) >= _URL_CACHE_SIZE:
+            table.clear()
+        table[url] = value
+
+
 class UrlCanonicalizer:
     """Callable that turns a URL into its canonical form under some :class:`UrlRules`.
 
@@ -437,9 +450,16 @@ class UrlCanonicalizer:
         self._lowercase_path = self.rules.lowercase_path
         self._http_authorities: dict[str, tuple[str, str, str] | None] = {}
         self._https_authorities: dict[str, tuple[str, str, str] | None] = {}
+        self._canonical_of: dict[str, str] = {}
+        self._rules_of: dict[str, tuple[str, ...]] = {}
 
     def __call__(self, url: str) -> str:
-        return self._canonicalize(url, None)
+        try:
+            return self._canonical_of[url]
+        except KeyError:
+            canonical = self._canonicalize(url, None)
+            _remember(self._canonical_of, url, canonical)
+            return canonical
 
     def explain(self, url: str) -> list[str]:
         """Name the rules that changed ``url``, in the order of :data:`RULE_NAMES`.
@@ -447,9 +467,14 @@ class UrlCanonicalizer:
         >>> UrlCanonicalizer().explain("http://EXAMPLE.com/?utm_source=x&b=1&a=2")
         ['lowercase-host', 'strip-tracking-params', 'sort-query']
         """
-        trace: list[str] = []
-        self._canonicalize(url, trace)
-        return sorted(set(trace), key=_RULE_ORDER.__getitem__)
+        try:
+            return list(self._rules_of[url])
+        except KeyError:
+            trace: list[str] = []
+            self._canonicalize(url, trace)
+            rules = sorted(set(trace), key=_RULE_ORDER.__getitem__)
+            _remember(self._rules_of, url, tuple(rules))
+            return rules
 
     def handles(self, url: str) -> bool:
         """Whether the rules apply to ``url``: an absolute http(s) URL with a valid

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import crawler.urls
 from crawler import tracking_params, tracking_registries, url_parts, urls
 from crawler.urls import (
     DEFAULT_STRIP_PARAMS,
@@ -1175,3 +1176,28 @@ def test_the_registry_script_prints_consensus_names_the_defaults_lack(tmp_path, 
         '    "newvendor_clid",  # adguard, brave_query-filter, clearurls',
         '    "page",  # adguard, brave_query-filter, clearurls',
     ]
+
+
+def test_the_canonical_forms_remembered_are_bounded_and_change_nothing() -> None:
+    """A site's navigation links come back on each page: the canonicalizer remembers the
+    URLs it met last, in tables emptied when full, and a remembered answer is the one it
+    would compute."""
+    canonicalize, fresh = UrlCanonicalizer(), UrlCanonicalizer()
+    urls = [f"HTTP://Example.com/a/{n}/?utm_source=x&b=2&a=1#top" for n in range(9000)]
+    for url in urls + urls[-100:]:
+        assert canonicalize(url) == fresh._canonicalize(url, None)
+    assert 0 < len(canonicalize._canonical_of) <= crawler.urls._URL_CACHE_SIZE
+    reasons = canonicalize.explain(urls[0])
+    reasons.append("changed by the caller")
+    assert (
+        canonicalize.explain(urls[0])
+        == fresh.explain(urls[0])
+        == [
+            "lowercase-scheme",
+            "lowercase-host",
+            "drop-fragment",
+            "strip-tracking-params",
+            "sort-query",
+            "strip-trailing-slash",
+        ]
+    )
