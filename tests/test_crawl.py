@@ -441,3 +441,24 @@ def test_a_start_url_linked_back_to_is_downloaded_once(
     assert final_stat(log, "dedup/url/start_recorded") == 1
     # every page of the site, each downloaded once
     assert set(server.hits()["by_resource"].values()) == {1}
+
+
+def test_a_start_page_fetched_again_without_the_url_level_is_in_the_feed_once(
+    demo_site_process_factory, tmp_path: Path
+) -> None:
+    """With Scrapy's own dupefilter (DEDUP_URL_ENABLED = False), a link back to the start
+    page downloads it again; the content level, finding the same text it kept for that URL
+    in this crawl, yields no second item."""
+    server = demo_site_process_factory()
+    model = server.model()
+    spider = tmp_path / "start_urls.py"
+    spider.write_text(START_URLS_SPIDER)
+    output = tmp_path / "items.jsonl"
+    command = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a", f"url={server.url}"]
+    settings = ["-s", "DEDUP_URL_ENABLED=False"]
+    log = run_scrapy([*command, *ADDON, *settings, *QUICK, "-O", str(output)])
+    home = model.resolve("/").resource_id
+    assert server.hits()["by_resource"][home] == 2
+    exported = [json.loads(line)["url"] for line in output.read_text("utf-8").splitlines()]
+    assert [url for url in exported if resource_of(model, url) == home] == [server.url]
+    assert final_stat(log, "dedup/content/refetched_in_crawl") == 1
