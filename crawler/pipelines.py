@@ -37,13 +37,15 @@ from crawler import signals as dedup_signals
 from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, AuditLog
 from crawler.bodies import BodyCache, body_key
 from crawler.closing import close_spider
+from crawler.content_from_settings import (
+    content_backend_from_settings,
+    detector_from_settings,
+    redis_content_index,
+)
 from crawler.extraction_lane import ExtractionLane
 from crawler.from_settings import (
     FILL_WARNING_RATIO,
     REDIS_BACKENDS,
-    content_backend_from_settings,
-    detector_from_settings,
-    redis_content_index,
     redis_seen_store,
     seen_set_factory,
     snapshot_every_from_settings,

@@ -24,9 +24,9 @@ from crawler.commands.stores import (
     redis_signature,
     spider_settings,
 )
+from crawler.content_from_settings import redis_content_index
 from crawler.from_settings import (
     REDIS_BACKENDS,
-    redis_content_index,
     redis_seen_store,
     seen_set_factory,
     state_dir_from_settings,
