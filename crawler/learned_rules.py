@@ -16,13 +16,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
+import xxhash
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.asyncio import create_looping_call
@@ -331,7 +331,8 @@ class LearnedRules:
 
     def _response_received(self, response: Response, request: Request) -> None:
         if request.method == "GET" and response.status == 200 and response.body:
-            body_id = hashlib.blake2b(response.body, digest_size=16).hexdigest()
+            # XXH3: a body's identity, not a secret; BLAKE2b took 0.25 ms of a 230 kB page
+            body_id = xxhash.xxh3_128_hexdigest(response.body)
             self._observe(self.learner.observe_body, response.url, body_id)
 
     def _content_decided(self, url: str, content_key: str) -> None:
