@@ -801,14 +801,7 @@ class URLDupeFilter(BaseDupeFilter):
         if self.learned is not None:
             self.learned.declared(page, target)
             target, _ = self.learned.rewrite(target)
-        try:
-            added = self.seen.add(request_key("GET", target, b""))
-        except (RedisUnavailable, OSError):
-            self.stats.inc_value("dedup/url/canonical_unrecorded")
-            return
-        if added:
-            self.new_urls += 1
-            self.stats.inc_value("dedup/url/canonical_recorded")
+        self._record(request_key("GET", target, b""), "canonical")
 
     def _start_scheduled(self, request: Request, spider: Spider) -> None:
         """Record the key of a start request that Scrapy schedules past :meth:`request_seen`.
@@ -830,19 +823,21 @@ class URLDupeFilter(BaseDupeFilter):
             # not opened (scrapy-redis's scheduler opens it at its first check, where a
             # refusal is raised), or Redis fails: downloaded all the same
             return
-        key = self._key(request)
+        self._record(self._key(request), "start")
+
+    def _record(self, key: bytes, what: str) -> None:
+        """Record *key* as seen outside :meth:`request_seen` (a page's declared canonical
+        URL, a start request), counted in ``dedup/url/<what>_recorded``; a store that fails
+        records nothing (``dedup/url/<what>_unrecorded``): the page it names may be
+        downloaded again, no page is lost."""
         try:
-            if isinstance(self.seen, JournaledSeenStore):
-                added = self.seen.add(key, None)
-            else:
-                added = self.seen.add(key)
+            added = self.seen.add(key)
         except (RedisUnavailable, OSError):
-            # downloaded all the same; a link back to it may download it again
-            self.stats.inc_value("dedup/url/start_unrecorded")
+            self.stats.inc_value(f"dedup/url/{what}_unrecorded")
             return
         if added:
             self.new_urls += 1
-            self.stats.inc_value("dedup/url/start_recorded")
+            self.stats.inc_value(f"dedup/url/{what}_recorded")
 
     def _request_finished(self, request: Request) -> None:
         key = request.meta.get(META_KEY)

@@ -267,13 +267,8 @@ def test_a_worker_started_while_redis_stays_down_refuses_with_one_error(
         extra["DEDUP_REDIS_CLUSTER"] = "True"
     command, log = starting_worker(server, nodes[0], tmp_path / "worker", REFUSE_BUDGET, **extra)
     down.kill()
-    with log.open("w") as log_file:
-        worker = start_scrapy(command, stderr=log_file)
-        worker.wait(timeout=120)
-    text = log.read_text()
-    assert worker.returncode == 1, text[-3000:]
-    errors = [line for line in text.splitlines() if " ERROR: " in line]
-    assert len(errors) == 1, text[-3000:]
+    text, error = refused_start(command, log)
+    errors = [error]
     assert re.search(
         r"ERROR: cannot open .*: Redis at redis://127\.0\.0\.1:\d+/0 \(REDIS_URL\) failed for "
         r"([\d.]+)s, the whole DEDUP_REDIS_FAULT_BUDGET of 1s \(.*\); start again once it answers",
@@ -285,6 +280,19 @@ def test_a_worker_started_while_redis_stays_down_refuses_with_one_error(
     assert "trying again" not in errors[0]
     assert "Spider opened" not in text
     assert server.hits()["total"] == 0
+
+
+def refused_start(command, log):
+    """Run the worker *command* (its log to *log*) to its end: it must exit 1 with one ERROR
+    line; return the log's text and that line."""
+    with log.open("w") as log_file:
+        worker = start_scrapy(command, stderr=log_file)
+        worker.wait(timeout=120)
+    text = log.read_text()
+    assert worker.returncode == 1, text[-3000:]
+    errors = [line for line in text.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1, text[-3000:]
+    return text, errors[0]
 
 
 def test_a_leasing_worker_started_while_its_queues_redis_stays_down_refuses_with_one_error(
@@ -304,13 +312,8 @@ def test_a_leasing_worker_started_while_its_queues_redis_stays_down_refuses_with
     }
     command, log = starting_worker(server, queue, tmp_path / "worker", REFUSE_BUDGET, **settings)
     queue.kill()
-    with log.open("w") as log_file:
-        worker = start_scrapy(command, stderr=log_file)
-        worker.wait(timeout=120)
-    text = log.read_text()
-    assert worker.returncode == 1, text[-3000:]
-    errors = [line for line in text.splitlines() if " ERROR: " in line]
-    assert len(errors) == 1, text[-3000:]
+    text, error = refused_start(command, log)
+    errors = [error]
     assert re.search(
         r"ERROR: cannot open the shared request queue: Redis at redis://127\.0\.0\.1:"
         rf"{queue.port}/0 \(REDIS_URL\) failed for [\d.]+s, the whole "

@@ -38,22 +38,30 @@ class SetQueue(Base):
         return self.server.scard(self.key)
 
 
-def open_scheduler(redis_server, **settings):
+def leasing_crawler(redis_server, *, shared_seen_store=True, **settings):
+    """A crawler of LeasingSpider with the leasing scheduler on *redis_server* (and the
+    URL level's seen store there too, for worker ``w1``, unless not *shared_seen_store*),
+    and its spider."""
+    store = {"DEDUP_URL_BACKEND": "redis", "DEDUP_WORKER_ID": "w1"} if shared_seen_store else {}
     crawler = get_crawler(
         LeasingSpider,
         {
             "SCHEDULER": "crawler.schedulers.LeasingScheduler",
             "DUPEFILTER_CLASS": "crawler.dupefilters.URLDupeFilter",
-            "DEDUP_URL_BACKEND": "redis",
             "REDIS_URL": redis_server.url,
             "SPIDER_MIDDLEWARES": FRONTIER,
             "DOWNLOADER_MIDDLEWARES": FRONTIER,
-            "DEDUP_WORKER_ID": "w1",
+            **store,
             **settings,
         },
     )
     spider = LeasingSpider.from_crawler(crawler)
     crawler.spider = spider
+    return crawler, spider
+
+
+def open_scheduler(redis_server, **settings):
+    crawler, spider = leasing_crawler(redis_server, **settings)
     scheduler = LeasingScheduler.from_crawler(crawler)
     scheduler.open(spider)
     return crawler, scheduler
@@ -323,22 +331,7 @@ def test_a_queue_whose_redis_comes_back_within_the_budget_opens(
     """scrapy-redis's ping in ``from_crawler`` and the queue's and leases' first calls in
     ``open`` wait for a server that fails at start-up, on the reactor's thread too (before:
     a redis-py ConnectionError, or RedisFaultPending saying it would try again)."""
-    settings = {"DEDUP_REDIS_FAULT_BUDGET": START_BUDGET}
-    crawler = get_crawler(
-        LeasingSpider,
-        {
-            "SCHEDULER": "crawler.schedulers.LeasingScheduler",
-            "DUPEFILTER_CLASS": "crawler.dupefilters.URLDupeFilter",
-            "DEDUP_URL_BACKEND": "redis",
-            "REDIS_URL": redis_server.url,
-            "SPIDER_MIDDLEWARES": FRONTIER,
-            "DOWNLOADER_MIDDLEWARES": FRONTIER,
-            "DEDUP_WORKER_ID": "w1",
-            **settings,
-        },
-    )
-    spider = LeasingSpider.from_crawler(crawler)
-    crawler.spider = spider
+    crawler, spider = leasing_crawler(redis_server, DEDUP_REDIS_FAULT_BUDGET=START_BUDGET)
     back = threading.Timer(OUTAGE, redis_server.start)
     try:
         if meets_it_in == "from_crawler":
@@ -367,16 +360,8 @@ def test_a_queue_whose_redis_stays_down_is_refused_after_the_budget(
     """One error naming the queue's URL setting and the budget, after the budget and at most
     one pause (0.25 s) more."""
     budget = 0.5
-    crawler = get_crawler(
-        LeasingSpider,
-        {
-            "SCHEDULER": "crawler.schedulers.LeasingScheduler",
-            "DUPEFILTER_CLASS": "crawler.dupefilters.URLDupeFilter",
-            "REDIS_URL": redis_server.url,
-            "SPIDER_MIDDLEWARES": FRONTIER,
-            "DOWNLOADER_MIDDLEWARES": FRONTIER,
-            "DEDUP_REDIS_FAULT_BUDGET": budget,
-        },
+    crawler, _ = leasing_crawler(
+        redis_server, shared_seen_store=False, DEDUP_REDIS_FAULT_BUDGET=budget
     )
     redis_server.kill()
     started = time.monotonic()
@@ -399,19 +384,9 @@ def test_a_queue_whose_redis_fails_after_it_was_built_closes_the_spider_once_ope
     """A queue that cannot open (the server died after scrapy-redis's ping) in a crawl asks
     for the spider to be closed once it has opened, before it crawls (a CloseSpider raised from the
     scheduler's open leaves Scrapy's scraper unopened, whose close then fails)."""
-    crawler = get_crawler(
-        LeasingSpider,
-        {
-            "SCHEDULER": "crawler.schedulers.LeasingScheduler",
-            "DUPEFILTER_CLASS": "crawler.dupefilters.URLDupeFilter",
-            "REDIS_URL": redis_server.url,
-            "SPIDER_MIDDLEWARES": FRONTIER,
-            "DOWNLOADER_MIDDLEWARES": FRONTIER,
-            "DEDUP_REDIS_FAULT_BUDGET": 0.5,
-        },
+    crawler, spider = leasing_crawler(
+        redis_server, shared_seen_store=False, DEDUP_REDIS_FAULT_BUDGET=0.5
     )
-    spider = LeasingSpider.from_crawler(crawler)
-    crawler.spider = spider
     scheduler = LeasingScheduler.from_crawler(crawler)
     redis_server.kill()
     with pytest.raises(RedisStartRefused):  # used on its own: no spider to close
