@@ -310,6 +310,7 @@ class NearDuplicatePipeline:
             page, decision, same_body = await _in_thread(self._decide, url, text, html, encoding)
         except RedisUnavailable as exc:
             self._count("unchecked")
+            self._write_audit(url, "kept", "unchecked", None, None)
             if not self._redis_warned:
                 self._redis_warned = True
                 logger.warning(

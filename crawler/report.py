@@ -21,13 +21,26 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 #: Content reasons, in the order the report lists them.
-CONTENT_REASONS = ("exact", "near", "unique", "refetched", "no_text")
+CONTENT_REASONS = (
+    "exact",
+    "near",
+    "unique",
+    "refetched",
+    "no_text",
+    "no_page",
+    "timeout",
+    "unchecked",
+)
 CONTENT_REASON_LABELS = {
     "exact": "exact copy of an earlier page",
     "near": "near copy of an earlier page",
     "unique": "kept: text not seen before",
     "refetched": "the same page fetched again (kept; dropped when in the same crawl)",
     "no_text": "kept: no main text to compare",
+    "no_page": "kept unchecked: no html or text field and no page (DEDUP_HTML_FIELD, "
+    "DEDUP_TEXT_FIELD, ItemPageMiddleware)",
+    "timeout": "kept unchecked: extraction too slow (DEDUP_EXTRACT_TIMEOUT)",
+    "unchecked": "kept unchecked: Redis away (DEDUP_REDIS_ON_ERROR)",
 }
 
 

@@ -77,6 +77,19 @@ def test_counts_by_level_rule_parameter_reason_and_distance():
     assert summary.content_decided == 4
 
 
+def test_items_kept_unchecked_are_counted_by_reason_and_say_which_setting_checks_them():
+    """The pipeline writes ``no_page``, ``timeout`` and ``unchecked`` (Redis away) records;
+    the report counted them as malformed lines before."""
+    reasons = ("no_page", "timeout", "unchecked")
+    summary = summarize(lines_of(*(content_record(f"http://a.test/{r}", r) for r in reasons)))
+    assert summary.malformed_lines == 0
+    assert summary.content_reasons == Counter(dict.fromkeys(reasons, 1))
+    assert summary.content_decisions == Counter({"kept": 3})
+    page = render_html(summary, "audit.jsonl")
+    for setting in ("DEDUP_HTML_FIELD", "DEDUP_EXTRACT_TIMEOUT", "DEDUP_REDIS_ON_ERROR"):
+        assert setting in page
+
+
 def test_clusters_join_duplicates_through_their_matches_largest_first():
     summary = summarize(
         lines_of(
