@@ -188,7 +188,8 @@ def redis_shards_from_settings(settings: BaseSettings) -> int:
     :data:`CLUSTER_SHARDS` on a Redis Cluster."""
     shards = settings.get("DEDUP_REDIS_SHARDS", defaults.DEDUP_REDIS_SHARDS)
     if shards is None:
-        return CLUSTER_SHARDS if settings.getbool("DEDUP_REDIS_CLUSTER") else 1
+        cluster = settings.getbool("DEDUP_REDIS_CLUSTER", defaults.DEDUP_REDIS_CLUSTER)
+        return CLUSTER_SHARDS if cluster else 1
     try:
         count = int(str(shards).strip())
     except ValueError:

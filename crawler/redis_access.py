@@ -118,7 +118,7 @@ def connection_from_settings(settings: Any) -> RedisConnection:
     return RedisConnection(
         redis_url_from_settings(settings),
         redis_params_from_settings(settings),
-        cluster=settings.getbool("DEDUP_REDIS_CLUSTER", False),
+        cluster=settings.getbool("DEDUP_REDIS_CLUSTER", defaults.DEDUP_REDIS_CLUSTER),
         setting=redis_url_setting(settings),
         budget=fault_budget_from_settings(settings),
     )

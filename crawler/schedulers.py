@@ -161,12 +161,16 @@ class LeasingScheduler(Scheduler):
     leases: RequestLeases
     lease_ttl: float
     worker_id: str
-    _held: set[int]
-    _awaiting_response: set[int]
-    _expiry_warned: bool
-    _keep_alive: Any
-    _closing_for_redis: bool
-    _unreleased: set[int]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # what the leases are doing: a scheduler built without from_crawler has it too
+        self._held: set[int] = set()
+        self._awaiting_response: set[int] = set()
+        self._expiry_warned = False
+        self._keep_alive: Any = None
+        self._closing_for_redis = False
+        self._unreleased: set[int] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -192,12 +196,6 @@ class LeasingScheduler(Scheduler):
             setting=_queue_url_setting(settings),
             budget=fault_budget_from_settings(settings),
         )
-        scheduler._held = set()
-        scheduler._awaiting_response = set()
-        scheduler._expiry_warned = False
-        scheduler._keep_alive = None
-        scheduler._closing_for_redis = False
-        scheduler._unreleased = set()
         signals = crawler.signals
         signals.connect(scheduler._request_finished, signal=dedup_signals.request_finished)
         signals.connect(scheduler._response_received, signal=scrapy_signals.response_received)
