@@ -2,11 +2,17 @@
 
 With ``DEDUP_CONTENT_WORKERS = "auto"`` the content level extracts pages in a thread of the
 crawl process while that keeps up: no worker processes, so none of their memory, start-up
-or copying of pages. That thread shares the interpreter with the reactor's, so a crawl
-whose pages keep it busy slows the crawl itself, and its pages seldom queue for long:
-Scrapy, slowed down, hands them over more slowly. :class:`ExtractionLane` lets one page in
-at a time and tells when worker processes should take over: the lane was busy for
-``max_busy_share`` of the last ``window`` seconds or more, or pages waited for it that long.
+or copying of pages. That thread shares the interpreter with the reactor's, so it is busy
+longer than its pages' CPU time, and being busy says little: on a polite crawl (200 ms
+latency) it was busy 84% of the time and the crawl took as long as with worker processes.
+What says the crawl waits for it is the pages it holds. Scrapy stops downloading while the
+responses being processed add up to ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``: a content level that
+keeps up holds that much now and then (4% of the time on that polite crawl), one that does
+not holds it most of the time (two thirds of the time at 50 or 100 ms latency).
+
+:class:`ExtractionLane` lets one page in at a time and tells when worker processes should
+take over: the pages held reached *max_held* for *max_held_share* of the last *window*
+seconds, or a page waited *window* seconds for the lane.
 
 Nothing here imports Scrapy.
 """
@@ -18,21 +24,23 @@ import time
 from collections import deque
 from typing import Final
 
-#: How often a page waiting for the lane looks whether it has waited too long.
+#: How often a page waiting for the lane looks whether the lane is overloaded meanwhile.
 WAIT_STEP: Final = 0.05
 
 
 class ExtractionLane:
     """A lane one page uses at a time, from any thread.
 
+    * :meth:`hold` and :meth:`release` count the size of the pages the content level holds
+      (waiting for the lane, or in it);
     * :meth:`enter` takes the lane, waiting for it while it is busy; it returns ``False``,
       without the lane, once the lane is :attr:`overloaded`, and at once after that;
     * :meth:`leave` gives the lane to the next page;
-    * the lane is :attr:`overloaded` (for good) once it has been busy for
-      *max_busy_share* of the last *window* seconds, or a page has waited *window*
-      seconds for it.
+    * the lane is :attr:`overloaded` (for good) once the pages held reached *max_held* for
+      *max_held_share* of the last *window* seconds, or a page has waited *window* seconds
+      for it.
 
-    >>> lane = ExtractionLane(window=0.1)
+    >>> lane = ExtractionLane(window=0.1, max_held=1_000)
     >>> lane.enter()
     True
     >>> lane.enter()  # a second page waits 0.1 s for the first, then gives up
@@ -41,41 +49,76 @@ class ExtractionLane:
     True
     """
 
-    def __init__(self, window: float, max_busy_share: float = 0.5) -> None:
+    def __init__(self, window: float, max_held: int, max_held_share: float = 0.25) -> None:
         if window <= 0:
             raise ValueError(f"window must be positive, got {window!r}")
-        if not 0 < max_busy_share <= 1:
-            raise ValueError(f"max_busy_share must be in (0, 1], got {max_busy_share!r}")
+        if max_held <= 0:
+            raise ValueError(f"max_held must be positive, got {max_held!r}")
+        if not 0 < max_held_share <= 1:
+            raise ValueError(f"max_held_share must be in (0, 1], got {max_held_share!r}")
         self.window = window
-        self.max_busy_share = max_busy_share
+        self.max_held = max_held
+        self.max_held_share = max_held_share
         self.overloaded = False
-        self._lane = threading.Lock()
+        self.held = 0
+        self._turns = threading.Condition()
+        self._queue: deque[object] = deque()
+        self._taken = False
         self._state = threading.Lock()
-        self._started = time.monotonic()
-        self._entered_at = 0.0
-        #: (start, end) of the busy stretches that end within the window
-        self._busy: deque[tuple[float, float]] = deque()
+        self._full_since: float | None = None
+        #: (start, end) of the stretches the pages held reached max_held, within the window
+        self._full: deque[tuple[float, float]] = deque()
+
+    def hold(self, size: int) -> None:
+        """A page of *size* (bytes, or characters) reached the content level."""
+        self._change_held(size)
+
+    def release(self, size: int) -> None:
+        """A page held before is done with."""
+        self._change_held(-size)
 
     def enter(self) -> bool:
-        """Take the lane (see the class documentation); ``False``: it was not taken."""
-        waited_since = time.monotonic()
-        while not self.overloaded:
-            if self._lane.acquire(timeout=WAIT_STEP):
-                self._entered_at = time.monotonic()
-                return True
-            if time.monotonic() - waited_since >= self.window:
-                self.overloaded = True
-        return False
+        """Take the lane (see the class documentation); ``False``: it was not taken. Pages
+        take it in the order they came (a lock lets one thread take it again and again
+        while another waits)."""
+        ticket = object()
+        with self._turns:
+            self._queue.append(ticket)
+            deadline = time.monotonic() + self.window
+            while not self.overloaded and (self._taken or self._queue[0] is not ticket):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.overloaded = True
+                    break
+                self._turns.wait(min(left, WAIT_STEP))
+            self._queue.remove(ticket)
+            if self.overloaded:
+                self._turns.notify_all()
+                return False
+            self._taken = True
+            return True
 
     def leave(self) -> None:
         """Give the lane up."""
+        with self._turns:
+            self._taken = False
+            self._turns.notify_all()
+
+    def _change_held(self, change: int) -> None:
         now = time.monotonic()
         with self._state:
-            self._busy.append((self._entered_at, now))
-            while self._busy and self._busy[0][1] < now - self.window:
-                self._busy.popleft()
+            self.held += change
+            full = self.held >= self.max_held
+            if full and self._full_since is None:
+                self._full_since = now
+            elif not full and self._full_since is not None:
+                self._full.append((self._full_since, now))
+                self._full_since = None
             since = now - self.window
-            busy = sum(end - max(start, since) for start, end in self._busy)
-            if now - self._started >= self.window and busy >= self.max_busy_share * self.window:
+            while self._full and self._full[0][1] < since:
+                self._full.popleft()
+            full_for = sum(end - max(start, since) for start, end in self._full)
+            if self._full_since is not None:
+                full_for += now - max(self._full_since, since)
+            if full_for >= self.max_held_share * self.window:
                 self.overloaded = True
-        self._lane.release()

@@ -97,9 +97,14 @@ MAX_EXTRACT_ATTEMPTS = 5
 STUCK_WORKER_MARGIN = 2.0
 #: Seconds between two looks at a page queued for the workers: has it been handed over?
 QUEUED_POLL_INTERVAL = 0.05
-#: With ``DEDUP_CONTENT_WORKERS = "auto"``: worker processes start once the crawl process's
-#: extraction was busy half of the last this many seconds, or a page waited for it so long.
+#: With ``DEDUP_CONTENT_WORKERS = "auto"``: worker processes start once the pages the
+#: content level holds reached ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` (Scrapy downloads nothing
+#: more meanwhile) for :data:`AUTO_WORKERS_HELD_SHARE` of the last this many seconds, or a
+#: page waited for the crawl process's extraction so long.
 AUTO_WORKERS_AFTER = 2.0
+#: 4% of the time on a polite crawl that extracting in the crawl process did not slow, two
+#: thirds at 50 or 100 ms latency, where it did (``bench/crawl_overhead.py``).
+AUTO_WORKERS_HELD_SHARE = 0.25
 #: With ``"auto"``, a page larger than this (bytes, or characters) goes to the worker
 #: processes (started for it), where ``DEDUP_EXTRACT_TIMEOUT`` can stop it: a thread cannot
 #: be stopped. The largest of the 474 real pages of the dev corpus has 1.8 MB.
@@ -169,7 +174,15 @@ class NearDuplicatePipeline:
         #: ``DEDUP_CONTENT_WORKERS = "auto"``: pages are extracted here, one at a time, and
         #: by worker processes instead once they wait for this lane
         auto = workers is None or workers == "auto"
-        self._lane = ExtractionLane(AUTO_WORKERS_AFTER) if auto else None
+        self._lane = (
+            ExtractionLane(
+                AUTO_WORKERS_AFTER,
+                max_held=crawler.settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 5_000_000),
+                max_held_share=AUTO_WORKERS_HELD_SHARE,
+            )
+            if auto
+            else None
+        )
         self.workers = (os.cpu_count() or 1) if auto else int(workers)  # type: ignore[arg-type]
         self.extract_timeout = extract_timeout
         self._processes: ProcessPoolExecutor | None = None
@@ -306,6 +319,9 @@ class NearDuplicatePipeline:
         # while SCRAPER_SLOT_MAX_ACTIVE_SIZE of responses are being processed)
         self._waiting += 1
         self.stats.max_value("dedup/extract/backlog_max", self._waiting)
+        held = _size(html if text is None else text)
+        if self._lane is not None:
+            self._lane.hold(held)
         try:
             page, decision, same_body = await _in_thread(self._decide, url, text, html, encoding)
         except RedisUnavailable as exc:
@@ -325,6 +341,8 @@ class NearDuplicatePipeline:
             return item
         finally:
             self._waiting -= 1
+            if self._lane is not None:
+                self._lane.release(held)
         self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
         if page.status == "timeout":
             self._count("timeout")
@@ -532,7 +550,10 @@ class NearDuplicatePipeline:
         if ordinary and self._lane.enter():
             return True
         self._start_workers(
-            f"the crawl process's extraction was busy half of {AUTO_WORKERS_AFTER} s"
+            "the crawl process's extraction fell behind (the pages waiting for it reached "
+            f"SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, "
+            f"{AUTO_WORKERS_HELD_SHARE:.0%} of {AUTO_WORKERS_AFTER} s, or one waited "
+            f"{AUTO_WORKERS_AFTER} s)"
             if ordinary
             else "a page is too large or too deeply nested to extract without a time limit"
         )
@@ -663,6 +684,10 @@ class NearDuplicatePipeline:
                 else ""
             )
         )
+
+
+def _size(page: Any) -> int:
+    return len(page) if isinstance(page, (str, bytes)) else 0
 
 
 def _ordinary_page(page: Any) -> bool:

@@ -645,14 +645,17 @@ def test_by_default_pages_are_extracted_in_the_crawl_process_while_it_keeps_up()
 def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process(
     caplog, monkeypatch
 ):
-    """Pages that keep the crawl process's extraction busy half of AUTO_WORKERS_AFTER or
-    more start the worker processes, which take every later page; each page is checked
-    once, wherever it ran. The bound: the lane must have run AUTO_WORKERS_AFTER (here
-    0.2 s) and been busy half of it; trafilatura takes 0.8 s over these 48 pages in a row
-    on a 2-core Xeon of 2026 (one page: 17 ms), four times what it needs."""
+    """Pages waiting for the crawl process's extraction that reach
+    SCRAPER_SLOT_MAX_ACTIVE_SIZE (here ten pages' worth) a quarter of AUTO_WORKERS_AFTER
+    (here 0.2 s) start the worker processes, which take every later page; each page is
+    checked once, wherever it ran. 48 pages arrive at once: more than ten wait while 38
+    are extracted, 0.6 s with trafilatura (17 ms a page on a 2-core Xeon of 2026), twelve
+    times the 0.05 s needed."""
     monkeypatch.setattr(crawler.pipelines, "AUTO_WORKERS_AFTER", 0.2)
-    pipeline = make_pipeline({"DEDUP_EXTRACTOR": "trafilatura"})
     articles = distinct_articles(48, paragraphs=200)
+    pipeline = make_pipeline(
+        {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * len(articles[0])}
+    )
 
     async def all_at_once() -> list:
         items = [{"url": f"https://a.test/{n}", "html": html} for n, html in enumerate(articles)]
@@ -669,10 +672,44 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     assert [item["url"] for item in kept] == [f"https://a.test/{n}" for n in range(48)]
     started = pipeline.crawler.stats.get_value("dedup/extract/workers_started")
     assert started == pipeline.workers
-    assert "the crawl process's extraction was busy half of 0.2 s; " in caplog.text
+    assert "the crawl process's extraction fell behind (" in caplog.text
+    assert "SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, 25% of 0.2 s" in (
+        caplog.text
+    )
     in_process = pipeline.crawler.stats.get_value("dedup/extract/in_process")
     assert 0 < in_process < 49
     assert stats(pipeline)["dedup/content/unique"] == 48
+    pipeline.close_spider()
+
+
+def test_by_default_a_busy_crawl_process_keeps_extracting_while_scrapy_keeps_downloading(
+    monkeypatch,
+):
+    """60 pages at once keep the crawl process's extraction busy for about a second, twice
+    AUTO_WORKERS_AFTER (here 0.5 s), but they hold 2.9 MB, less than Scrapy's
+    SCRAPER_SLOT_MAX_ACTIVE_SIZE (5 MB), so Scrapy would not have stopped downloading for
+    them: no worker process starts (a polite crawl's extraction was busy 84% of the time
+    and as fast as with workers). No page waits for the lane 0.5 s: six threads take
+    pages to it, each behind five others at most (0.1 s), once a first page has loaded
+    trafilatura (its first call took 0.3 s more, and a page behind it waited 0.5 s in one
+    run of three)."""
+    monkeypatch.setattr(crawler.pipelines, "AUTO_WORKERS_AFTER", 0.5)
+    articles = distinct_articles(61, paragraphs=200)
+    assert sum(map(len, articles)) < 5_000_000
+    pipeline = make_pipeline({"DEDUP_EXTRACTOR": "trafilatura"})
+    process(pipeline, {"url": "https://a.test/first", "html": articles.pop()})
+
+    async def all_at_once() -> list:
+        items = [{"url": f"https://a.test/{n}", "html": html} for n, html in enumerate(articles)]
+        return await asyncio.gather(*map(pipeline.process_item, items))
+
+    started = time.perf_counter()
+    kept = asyncio.run(all_at_once())
+    assert time.perf_counter() - started > 0.5  # the lane was busy longer than the window
+    assert len(kept) == 60
+    assert pipeline.crawler.stats.get_value("dedup/extract/in_process") == 61
+    assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") is None
+    assert pipeline._processes is None
     pipeline.close_spider()
 
 

@@ -1,0 +1,143 @@
+"""When ``DEDUP_CONTENT_WORKERS = "auto"`` leaves the crawl process for worker processes."""
+
+import threading
+
+import pytest
+
+import crawler.extraction_lane
+from crawler.extraction_lane import ExtractionLane
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(crawler.extraction_lane, "time", clock)
+    return clock
+
+
+def test_pages_held_below_the_limit_never_overload_the_lane(clock):
+    lane = ExtractionLane(window=2.0, max_held=1_000, max_held_share=0.25)
+    lane.hold(999)
+    for _ in range(100):  # 100 s of pages, 999 bytes held all along
+        clock.now += 1.0
+        lane.release(999)
+        lane.hold(999)
+    assert not lane.overloaded
+    lane.hold(1)
+    clock.now += 0.5
+    lane.release(1)
+    assert lane.overloaded  # the same lane, at the limit a quarter of the window
+
+
+def test_pages_at_the_limit_for_a_share_of_the_window_overload_the_lane(clock):
+    lane = ExtractionLane(window=2.0, max_held=1_000, max_held_share=0.25)
+    lane.hold(600)
+    lane.hold(400)  # 1,000: at the limit
+    clock.now += 0.49
+    lane.hold(1)
+    assert not lane.overloaded  # 0.49 s of 0.5
+    clock.now += 0.02
+    lane.release(1)
+    assert lane.overloaded
+    assert lane.held == 1_000
+    assert not lane.enter()
+
+
+def test_stretches_at_the_limit_add_up_within_the_window_only(clock):
+    lane = ExtractionLane(window=2.0, max_held=1_000, max_held_share=0.25)
+    for _ in range(3):  # 0.3 s at the limit, then 1.8 s below: each stretch leaves the window
+        lane.hold(1_000)
+        clock.now += 0.3
+        lane.release(1_000)
+        clock.now += 1.8
+    assert not lane.overloaded
+    lane.hold(1_000)  # 0.3 s then 0.3 s, 0.4 s apart: 0.6 s of the last 2
+    clock.now += 0.3
+    lane.release(1_000)
+    clock.now += 0.4
+    lane.hold(1_000)
+    clock.now += 0.3
+    lane.release(1_000)
+    assert lane.overloaded
+
+
+def test_a_page_waiting_the_whole_window_overloads_the_lane():
+    lane = ExtractionLane(window=0.2, max_held=10**9)
+    assert lane.enter()
+    outcome: list[bool] = []
+    waiting = threading.Thread(target=lambda: outcome.append(lane.enter()))
+    waiting.start()
+    waiting.join(timeout=10)
+    assert outcome == [False]
+    assert lane.overloaded
+    lane.leave()
+    assert not lane.enter()  # for good
+
+
+def test_the_lane_lets_one_page_in_at_a_time():
+    lane = ExtractionLane(window=60.0, max_held=10**9)
+    inside = []
+    entered = threading.Event()
+
+    def second() -> None:
+        assert lane.enter()
+        inside.append("second")
+        entered.set()
+        lane.leave()
+
+    assert lane.enter()
+    thread = threading.Thread(target=second)
+    thread.start()
+    assert not entered.wait(0.2)  # the second page waits while the first is in
+    inside.append("first")
+    lane.leave()
+    thread.join(timeout=10)
+    assert inside == ["first", "second"]
+    assert not lane.overloaded
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"window": 0, "max_held": 1},
+        {"window": 1, "max_held": 0},
+        {"window": 1, "max_held": 1, "max_held_share": 0},
+        {"window": 1, "max_held": 1, "max_held_share": 1.5},
+    ],
+)
+def test_a_lane_is_refused_arguments_that_cannot_work(arguments):
+    with pytest.raises(ValueError, match="must be"):
+        ExtractionLane(**arguments)
+
+
+def test_pages_take_the_lane_in_the_order_they_came():
+    """A lock lets whichever thread asks first after a release in, and one page waited
+    more than 0.5 s behind 60 others that way (tests/test_pipelines.py)."""
+    lane = ExtractionLane(window=60.0, max_held=10**9)
+    order: list[str] = []
+    assert lane.enter()
+
+    def page(name: str) -> None:
+        assert lane.enter()
+        order.append(name)
+        lane.leave()
+
+    threads = []
+    for waiting, name in enumerate("abc", start=1):
+        thread = threading.Thread(target=page, args=(name,))
+        thread.start()
+        threads.append(thread)
+        while len(lane._queue) < waiting:  # the page is in line before the next comes
+            thread.join(0.001)
+    lane.leave()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert order == ["a", "b", "c"]
