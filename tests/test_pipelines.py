@@ -22,6 +22,7 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 import crawler.extract
+import crawler.page_fingerprinter
 import crawler.pipelines
 from crawler.extract import EXTRACTORS
 from crawler.item_pages import ItemPage, item_pages
@@ -273,7 +274,7 @@ def extractions(monkeypatch):
         calls.append(kwargs)
         return fingerprint_page(*args, **kwargs)
 
-    monkeypatch.setattr(crawler.pipelines, "fingerprint_page", counted)
+    monkeypatch.setattr(crawler.page_fingerprinter, "fingerprint_page", counted)
     return calls
 
 
@@ -308,18 +309,18 @@ def test_a_page_that_takes_too_long_passes_unchecked_and_later_pages_are_checked
     pipeline = make_pipeline(
         {"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 3, "DEDUP_EXTRACTOR": "trafilatura"}
     )
-    pipeline._processes.submit(int).result()  # the worker has started
+    pipeline.fingerprinter.processes.submit(int).result()  # the worker has started
     # 100,000 unclosed paragraphs: trafilatura takes tens of seconds over it
     flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
     started = time.monotonic()
-    with caplog.at_level(logging.WARNING, logger="crawler.pipelines"):
+    with caplog.at_level(logging.WARNING, logger="crawler.page_fingerprinter"):
         item = process(pipeline, {"url": "https://a.test/flood", "html": flood})
     assert time.monotonic() - started < 3 + 5
     assert item["url"] == "https://a.test/flood"  # kept, unchecked
     assert stats(pipeline)["dedup/content/timeout"] == 1
     # given up by its worker, or its worker replaced when stuck in one call into C code
     assert "DEDUP_EXTRACT_TIMEOUT (3.0 s)" in caplog.text
-    pipeline._processes.submit(int).result()
+    pipeline.fingerprinter.processes.submit(int).result()
     process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
         process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS) + "\n"})
@@ -397,10 +398,10 @@ def test_content_workers_are_one_per_core_on_demand_unless_set():
     def built(settings: dict) -> NearDuplicatePipeline:
         return build_from_crawler(NearDuplicatePipeline, get_crawler(NamedSpider, settings))
 
-    assert built({}).workers == (os.cpu_count() or 1)
-    assert built({}).workers == built({"DEDUP_CONTENT_WORKERS": "auto"}).workers
-    assert built({"DEDUP_CONTENT_WORKERS": 0}).workers == 0
-    assert built({"DEDUP_CONTENT_WORKERS": "3"}).workers == 3
+    assert built({}).fingerprinter.workers == (os.cpu_count() or 1)
+    assert built({}).fingerprinter.workers == built({"DEDUP_CONTENT_WORKERS": "auto"}).fingerprinter.workers
+    assert built({"DEDUP_CONTENT_WORKERS": 0}).fingerprinter.workers == 0
+    assert built({"DEDUP_CONTENT_WORKERS": "3"}).fingerprinter.workers == 3
     for wrong in (-1, "many"):
         with pytest.raises(ValueError, match=f"DEDUP_CONTENT_WORKERS={wrong!r}"):
             built({"DEDUP_CONTENT_WORKERS": wrong})
@@ -434,10 +435,10 @@ def test_worker_processes_start_with_the_spider_and_load_only_the_chosen_extract
         while len(workers()) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(workers()) == 2  # before any item
-        answers = [pipeline._processes.submit(imported, loaded) for _ in range(4)]
+        answers = [pipeline.fingerprinter.processes.submit(imported, loaded) for _ in range(4)]
         assert all(answer.result() for answer in answers)
         if not_loaded is not None:
-            assert not pipeline._processes.submit(imported, not_loaded).result()
+            assert not pipeline.fingerprinter.processes.submit(imported, not_loaded).result()
     finally:
         pipeline.close_spider()
     assert not workers()
@@ -474,7 +475,7 @@ if __name__ == "__main__":
     crawler = get_crawler(Named, {"DEDUP_CONTENT_WORKERS": 2})
     pipeline = build_from_crawler(NearDuplicatePipeline, crawler)
     pipeline.open_spider()
-    pipeline._processes.submit(int).result()
+    pipeline.fingerprinter.processes.submit(int).result()
     while len(multiprocessing.active_children()) < 2:
         time.sleep(0.05)
     print(*(child.pid for child in multiprocessing.active_children()), flush=True)
@@ -522,9 +523,9 @@ def test_a_worker_that_dies_on_a_page_loses_no_item(monkeypatch, caplog):
     is kept unchecked and counted, and later pages go to new workers (before: the item
     failed with BrokenProcessPool, and the pool stayed broken)."""
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1})
-    pipeline._processes.submit(int).result()
-    monkeypatch.setattr(crawler.pipelines, "fingerprint_page_within", exit_worker)
-    with caplog.at_level(logging.WARNING, logger="crawler.pipelines"):
+    pipeline.fingerprinter.processes.submit(int).result()
+    monkeypatch.setattr(crawler.page_fingerprinter, "fingerprint_page_within", exit_worker)
+    with caplog.at_level(logging.WARNING, logger="crawler.page_fingerprinter"):
         item = process(pipeline, {"url": "https://a.test/crash", "html": page(PARAGRAPHS)})
     assert item["url"] == "https://a.test/crash"
     assert stats(pipeline)["dedup/content/timeout"] == 1
@@ -544,7 +545,7 @@ def test_a_page_waiting_behind_slow_ones_has_its_own_time_limit():
     pipeline = make_pipeline(
         {"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 2, "DEDUP_EXTRACTOR": "trafilatura"}
     )
-    pipeline._processes.submit(int).result()
+    pipeline.fingerprinter.processes.submit(int).result()
     flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
     items = [{"url": f"https://a.test/flood-{n}", "html": flood + f"<p>{n}"} for n in (1, 2)]
     items.append({"url": "https://a.test/article", "html": page(PARAGRAPHS)})
@@ -596,7 +597,7 @@ if __name__ == "__main__":
     pipeline = build_from_crawler(NearDuplicatePipeline, crawler)
     pipeline.open_spider()
     names = ["scrapy", "twisted", "crawler.pages"]
-    print(json.dumps(pipeline._processes.submit(imported, names).result()))
+    print(json.dumps(pipeline.fingerprinter.processes.submit(imported, names).result()))
     pipeline.close_spider()
 """
 
@@ -637,7 +638,7 @@ def test_by_default_pages_are_extracted_in_the_crawl_process_while_it_keeps_up()
     process(pipeline, {"url": "https://a.test/1", "html": page(PARAGRAPHS)})
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
         process(pipeline, {"url": "https://a.test/2", "html": page(PARAGRAPHS) + "\n"})
-    assert pipeline._processes is None
+    assert pipeline.fingerprinter.processes is None
     assert pipeline.crawler.stats.get_value("dedup/extract/in_process") == 2
     assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") is None
     pipeline.close_spider()
@@ -652,7 +653,7 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     checked once, wherever it ran. 48 pages arrive at once: more than ten wait while 38
     are extracted, 0.6 s with trafilatura (17 ms a page on a 2-core Xeon of 2026), twelve
     times the 0.05 s needed."""
-    monkeypatch.setattr(crawler.pipelines, "AUTO_WORKERS_AFTER", 0.2)
+    monkeypatch.setattr(crawler.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.2)
     articles = distinct_articles(48, paragraphs=200)
     pipeline = make_pipeline(
         {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * len(articles[0])}
@@ -668,11 +669,11 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
             return kept
         raise AssertionError("the copy was kept")
 
-    with caplog.at_level(logging.INFO, logger="crawler.pipelines"):
+    with caplog.at_level(logging.INFO, logger="crawler.page_fingerprinter"):
         kept = asyncio.run(all_at_once())
     assert [item["url"] for item in kept] == [f"https://a.test/{n}" for n in range(48)]
     started = pipeline.crawler.stats.get_value("dedup/extract/workers_started")
-    assert started == pipeline.workers
+    assert started == pipeline.fingerprinter.workers
     assert "the crawl process's extraction fell behind (" in caplog.text
     assert "SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, 25% of 0.2 s" in (
         caplog.text
@@ -694,15 +695,15 @@ def test_by_default_a_busy_crawl_process_keeps_extracting_while_scrapy_keeps_dow
     pages to it, each behind five others at most (0.1 s), once a first page has loaded
     trafilatura (its first call took 0.3 s more, and a page behind it waited 0.5 s in one
     run of three)."""
-    monkeypatch.setattr(crawler.pipelines, "AUTO_WORKERS_AFTER", 0.5)
+    monkeypatch.setattr(crawler.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.5)
     threads = set()
-    extract = crawler.pipelines.fingerprint_page
+    extract = crawler.page_fingerprinter.fingerprint_page
 
     def fingerprint_page(*args, **kwargs):
         threads.add(threading.current_thread().name)
         return extract(*args, **kwargs)
 
-    monkeypatch.setattr(crawler.pipelines, "fingerprint_page", fingerprint_page)
+    monkeypatch.setattr(crawler.page_fingerprinter, "fingerprint_page", fingerprint_page)
     articles = distinct_articles(61, paragraphs=200)
     assert sum(map(len, articles)) < 5_000_000
     pipeline = make_pipeline({"DEDUP_EXTRACTOR": "trafilatura"})
@@ -720,7 +721,7 @@ def test_by_default_a_busy_crawl_process_keeps_extracting_while_scrapy_keeps_dow
     # one thread, so one of glibc's heaps holds what the pages' parses leave behind
     assert len(threads) == 1, threads
     assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") is None
-    assert pipeline._processes is None
+    assert pipeline.fingerprinter.processes is None
     pipeline.close_spider()
 
 
@@ -732,7 +733,10 @@ def test_by_default_a_page_of_tags_never_closed_goes_to_a_worker_process_and_its
     assert item["url"] == "https://a.test/flood"  # kept, unchecked
     assert stats(pipeline)["dedup/content/timeout"] == 1
     assert pipeline.crawler.stats.get_value("dedup/extract/in_process") is None
-    assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == pipeline.workers
+    assert (
+        pipeline.crawler.stats.get_value("dedup/extract/workers_started")
+        == pipeline.fingerprinter.workers
+    )
     pipeline.close_spider()
 
 
@@ -745,7 +749,7 @@ def test_a_page_queued_behind_a_stuck_worker_is_checked_by_the_new_workers():
     pipeline = make_pipeline(
         {"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 1, "DEDUP_EXTRACTOR": "resiliparse"}
     )
-    pipeline._processes.submit(int).result()
+    pipeline.fingerprinter.processes.submit(int).result()
     unclosed = "<html><body>" + "<div><span><b>deep " * 20_000
 
     # the pool hands one page more than it has workers to them at once: the third page
