@@ -399,7 +399,8 @@ def test_content_workers_are_one_per_core_on_demand_unless_set():
         return build_from_crawler(NearDuplicatePipeline, get_crawler(NamedSpider, settings))
 
     assert built({}).fingerprinter.workers == (os.cpu_count() or 1)
-    assert built({}).fingerprinter.workers == built({"DEDUP_CONTENT_WORKERS": "auto"}).fingerprinter.workers
+    auto = built({"DEDUP_CONTENT_WORKERS": "auto"})
+    assert built({}).fingerprinter.workers == auto.fingerprinter.workers
     assert built({"DEDUP_CONTENT_WORKERS": 0}).fingerprinter.workers == 0
     assert built({"DEDUP_CONTENT_WORKERS": "3"}).fingerprinter.workers == 3
     for wrong in (-1, "many"):
