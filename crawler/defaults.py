@@ -65,6 +65,12 @@ DEDUP_ITEM_KEY_FIELDS: list[str] = []
 #: products apart, and dates are masked by normalization).
 DEDUP_ITEM_TEXT_FIELDS: list[str] = []
 
+#: Seconds a kept item that a better copy could still replace (a printer-friendly, AMP,
+#: mobile or mirror URL, an ``http`` one, a page declaring another URL canonical) waits
+#: before it leaves the content pipeline; a better copy met meanwhile takes its place.
+#: ``0``: kept items leave at once (the first copy met stays kept).
+DEDUP_HOLD_SECONDS = 0.0
+
 #: Keep the HTML field in items after use (feeds rarely want whole pages).
 DEDUP_KEEP_HTML = False
 

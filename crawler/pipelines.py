@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,7 +27,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.threads import deferToThread
 
-from crawler import defaults
+from crawler import canonical_links, defaults
 from crawler import signals as dedup_signals
 from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, AuditLog
 from crawler.closing import close_spider
@@ -46,6 +47,7 @@ from crawler.from_settings import (
     store_params_by_setting,
     url_backend_from_settings,
 )
+from crawler.held_items import HeldItems
 from crawler.index.redis import RedisContentIndex
 from crawler.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.item_pages import item_pages, item_text
@@ -59,6 +61,7 @@ from crawler.redis_access import (
     RedisUnavailable,
     redact,
 )
+from crawler.representatives import better_representative, may_be_superseded
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 from crawler.stores.journaled import JournaledSeenStore
 from crawler.stores.redis_shards import REDIS_SEEN_STORES, RedisSeenStore
@@ -69,7 +72,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-    from crawler.neardup import Decision
+    from crawler.neardup import Decision, Match
     from crawler.stores import SeenSet
 
 logger = logging.getLogger(__name__)
@@ -111,6 +114,7 @@ class NearDuplicatePipeline:
         state_dir: Path | None = None,
         workers: int | str | None = defaults.DEDUP_CONTENT_WORKERS,
         extract_timeout: float = defaults.DEDUP_EXTRACT_TIMEOUT,
+        hold_seconds: float = defaults.DEDUP_HOLD_SECONDS,
     ) -> None:
         if action not in CONTENT_ACTIONS:
             raise ValueError(
@@ -129,6 +133,12 @@ class NearDuplicatePipeline:
         self.audit_path = audit_path
         self.state_dir = state_dir
         self._audit: AuditLog | None = None
+        self.hold_seconds = hold_seconds
+        self._held = HeldItems()
+        #: in this crawl: kept URL -> the URL its page declared its own (rel=canonical)
+        self._declared: dict[str, str] = {}
+        #: in this crawl: URL of a kept copy -> the better copy that took its place
+        self._better: dict[str, str] = {}
         self.fingerprinter = PageFingerprinter(
             crawler.stats,
             {
@@ -153,6 +163,7 @@ class NearDuplicatePipeline:
             "rejected": 0,
             "refetched": 0,
             "timeout": 0,
+            "superseded": 0,
         }
         self._redis_warned = False
 
@@ -191,6 +202,7 @@ class NearDuplicatePipeline:
             state_dir=state_dir,
             workers=_workers(settings),
             extract_timeout=_extract_timeout(settings),
+            hold_seconds=_hold_seconds(settings),
         )
 
     def open_spider(self) -> None:
@@ -312,12 +324,14 @@ class NearDuplicatePipeline:
                 self._write_audit(url, "kept", "refetched", decision, None)
                 return item
             self._decided(url, url)
-            self._count("unique")
             if decision.rejected is not None:
                 self._count("rejected")
-            self._write_audit(url, "kept", "unique", decision, None)
-            return item
+            return await self._kept(item, url, html, encoding, decision, "unique")
         self._decided(url, match.key)
+        match = replace(match, key=self._representative(match.key))
+        better = better_representative(url, match.key, kept_declares=self._declared.get(match.key))
+        if better is not None and (match.key in self._held or self.action == "mark"):
+            return await self._better_copy(item, url, html, encoding, decision, match, better)
         self._count(match.kind)
         if match.stage == "second":
             self.stats.inc_value("dedup/content/second_stage")
@@ -328,7 +342,9 @@ class NearDuplicatePipeline:
             adapter["simhash"] = f"{decision.fingerprint:016x}"
             adapter["similarity"] = match.similarity
             return item
-        self._write_audit(url, "dropped", match.kind, decision, match)
+        if better is not None:  # the first copy left the pipeline already: it stays kept
+            self.stats.inc_value("dedup/content/better_copy_dropped")
+        self._write_audit(url, "dropped", match.kind, decision, match, better_copy=better)
         how = (
             "Hamming distance 0"
             if match.kind == "exact"
@@ -339,6 +355,74 @@ class NearDuplicatePipeline:
             f"{match.kind.capitalize()} duplicate of {match.key} ({how}): {url}",
             log_level="INFO",
         )
+
+    async def _kept(
+        self,
+        item: Any,
+        url: str,
+        page: Any,
+        encoding: str | None,
+        decision: Decision,
+        reason: str,
+    ) -> Any:
+        """Keep *item*, held first for ``DEDUP_HOLD_SECONDS`` when a better copy could take
+        its place (:func:`~crawler.representatives.may_be_superseded`); it leaves as a copy
+        of the better one if one comes meanwhile."""
+        declares = _declared_canonical(page, url, encoding)
+        if declares is not None:
+            self._declared[url] = declares
+        superseded = None
+        if self.hold_seconds > 0 and may_be_superseded(url, declares=declares):
+            self.stats.inc_value("dedup/content/held")
+            started = time.monotonic()
+            superseded = await self._held.hold(url, self.hold_seconds)
+            self.stats.inc_value("dedup/content/held_seconds", time.monotonic() - started)  # type: ignore[arg-type]
+            self.stats.max_value("dedup/content/held_most", self._held.most)
+        if superseded is None:
+            self._count("unique")
+            self._write_audit(url, "kept", reason, decision, None)
+            return item
+        better, why = superseded
+        self._count("superseded")
+        if self.action == "mark":
+            self._write_audit(url, "marked", "superseded", decision, None, superseded_by=better)
+            adapter = ItemAdapter(item)
+            adapter["duplicate_of"], adapter["superseded_because"] = better, why
+            return item
+        self._write_audit(url, "dropped", "superseded", decision, None, superseded_by=better)
+        raise DuplicateItem(
+            f"A better copy of its page came while it was held ({why}): {better} instead of {url}",
+            log_level="INFO",
+        )
+
+    async def _better_copy(
+        self,
+        item: Any,
+        url: str,
+        page: Any,
+        encoding: str | None,
+        decision: Decision,
+        match: Match,
+        reason: str,
+    ) -> Any:
+        """*url* represents the text of the earlier copy *match* names better: the earlier
+        item, held, leaves as a copy of this one; with ``"mark"``, an earlier item that
+        left already is named as superseded in the audit. This one is kept."""
+        self.stats.inc_value("dedup/content/better_copy")
+        self._better[match.key] = url
+        if not self._held.supersede(match.key, url, reason):
+            self._count("superseded")
+            self._write_audit(match.key, "superseded", "superseded", None, None, superseded_by=url)
+        return await self._kept(item, url, page, encoding, decision, "better_copy")
+
+    def _representative(self, url: str) -> str:
+        """The copy that represents *url*'s text now: *url*, or the better copy that took
+        its place, and so on."""
+        for _ in range(len(self._better)):
+            if url not in self._better:
+                break
+            url = self._better[url]
+        return url
 
     def _refetched_in_crawl(self, item: Any, url: str, decision: Decision) -> Any:
         """Mark or drop the item of a page fetched again in this crawl with the same text
@@ -401,10 +485,13 @@ class NearDuplicatePipeline:
         reason: str,
         decision: Decision | None,
         match: Any,
+        *,
+        better_copy: str | None = None,
+        superseded_by: str | None = None,
     ) -> None:
         if self._audit is None:
             return
-        record = {
+        record: dict[str, Any] = {
             "level": CONTENT_LEVEL,
             "url": url,
             "decision": decision_name,
@@ -424,6 +511,10 @@ class NearDuplicatePipeline:
             record["rejected_distance"] = decision.rejected.distance
             record["rejected_similarity"] = decision.rejected.similarity
             record["rejected_because"] = rejection_reason(decision.rejected)
+        if better_copy is not None:  # dropped although it is the better copy (see _better_copy)
+            record["better_copy"] = better_copy
+        if superseded_by is not None:
+            record["superseded_by"] = superseded_by
         self._audit.write(record)
 
     def summary(self) -> str:
@@ -439,6 +530,11 @@ class NearDuplicatePipeline:
                 else ""
             )
             + (f", {counts['refetched']} fetched again" if counts["refetched"] else "")
+            + (
+                f", {counts['superseded']} superseded by a better copy of their page"
+                if counts["superseded"]
+                else ""
+            )
             + (
                 f", {counts['timeout']} unchecked (extraction too slow)"
                 if counts["timeout"]
@@ -477,6 +573,28 @@ def _workers(settings: Any) -> int | str:
             "(0 for threads of the crawl process only)"
         )
     return workers
+
+
+def _hold_seconds(settings: Any) -> float:
+    value = settings.getfloat("DEDUP_HOLD_SECONDS", defaults.DEDUP_HOLD_SECONDS)
+    if value < 0:
+        raise ValueError(f"DEDUP_HOLD_SECONDS={value!r} must be a number of seconds, 0 for none")
+    return value
+
+
+def _declared_canonical(page: Any, url: str, encoding: str | None) -> str | None:
+    """The URL *page* (HTML) declares its own in a ``<link rel="canonical">``, if any."""
+    if isinstance(page, str):
+        head = page[: canonical_links.HEAD_BYTES].encode("utf-8", "replace")
+        encoding = "utf-8"
+    elif isinstance(page, bytes):
+        head = page
+    else:
+        return None
+    try:
+        return canonical_links.from_html(head, url, encoding or "utf-8")
+    except (ValueError, LookupError):
+        return None
 
 
 def _extract_timeout(settings: Any) -> float:

@@ -443,6 +443,24 @@ def test_copies_are_linked_only_from_their_original(site: DemoSite) -> None:
     assert linked_from == {copy: {original} for copy, original in site.near_duplicates.items()}
 
 
+def test_the_copies_first_site_links_every_copy_from_its_home_page_too(site: DemoSite) -> None:
+    """``--site copies-first``: the home page links each copy (a crawl meets most copies
+    before their articles); every other page is the default site's, byte for byte."""
+    first = build_site(port=8080, copies_first=True)
+    assert first.near_duplicates == site.near_duplicates
+    linked = {
+        site.resolve(target_of(urljoin(first.url("/"), href))).resource_id
+        for href in first.links_on("/")
+    }
+    assert set(first.near_duplicates) <= linked
+    assert not set(site.near_duplicates) & {
+        site.resolve(target_of(urljoin(site.url("/"), href))).resource_id
+        for href in site.links_on("/")
+    }
+    for resource_id in site.resources - {"/"}:
+        assert first.resolve(resource_id).body == site.resolve(resource_id).body, resource_id
+
+
 @pytest.mark.parametrize("port", [8080, 65535])
 def test_print_copies_carry_one_printed_on_line(port: int) -> None:
     site = build_site(port=port)

@@ -124,7 +124,11 @@ class DemoHTTPServer(ThreadingHTTPServer):
             )
         else:
             self.site = build_site(
-                host=host_name, port=self.server_address[1], articles=articles, seed=seed
+                host=host_name,
+                port=self.server_address[1],
+                articles=articles,
+                seed=seed,
+                copies_first=site == "copies-first",
             )
         self.hits = HitCounter()
         self.verbose = verbose
@@ -329,9 +333,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
     parser.add_argument(
         "--site",
-        choices=("articles", "params", "params-relevant", "params-tabs"),
+        choices=("articles", "copies-first", "params", "params-relevant", "params-tabs"),
         default="articles",
-        help="the demo site, or a shop whose parameters no list knows",
+        help="the demo site (copies-first: its home page links every copy of an article), or "
+        "a shop whose parameters no list knows",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -885,11 +885,24 @@ def _day_month_year(day: date) -> str:
     return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
 
 
+def _copy_paths(article: Article) -> list[str]:
+    """The paths of *article*'s copies on the site (see :attr:`DemoSite.near_duplicates`)."""
+    paths = []
+    if article.index % 4 == 1:
+        paths.append(f"{article.path}/print")
+    if article.index % 5 == 2:
+        paths.append(f"/mirror/{article.slug}")
+    if article.index % 6 == 3:
+        paths.append(f"/amp{article.path}")
+    return paths
+
+
 class _SiteBuilder:
     """Generates every page of the site from the article count and the seed."""
 
-    def __init__(self, article_count: int, seed: int) -> None:
+    def __init__(self, article_count: int, seed: int, *, copies_first: bool = False) -> None:
         self.seed = seed
+        self.copies_first = copies_first
         self.articles = _make_articles(article_count, seed)
         self.listing_pages = -(-article_count // LISTING_PAGE_SIZE)
         self.pages: dict[str, _Page] = {}
@@ -1012,6 +1025,12 @@ class _SiteBuilder:
     def add_home(self) -> None:
         body: list[_Chunk] = [f"<h1>Today at {SITE_NAME}</h1>\n"]
         body += self.prose("home", "Heritage", 60)
+        if self.copies_first:
+            body.append("<h2>Print, partner and lightweight editions</h2>\n<ul>\n")
+            for article in self.articles:
+                for path in _copy_paths(article):
+                    body += ["<li>", _link(path, f"{article.title} ({path})"), "</li>\n"]
+            body.append("</ul>\n")
         body.append("<h2>Featured</h2>\n<ul>\n")
         for article in self.articles[:LISTING_PAGE_SIZE]:
             body += ["<li>", _link(article.path, article.title), "</li>\n"]
@@ -1330,7 +1349,12 @@ class _SiteBuilder:
 
 
 def build_site(
-    host: str = "localhost", port: int = 0, articles: int = 24, seed: int = 7
+    host: str = "localhost",
+    port: int = 0,
+    articles: int = 24,
+    seed: int = 7,
+    *,
+    copies_first: bool = False,
 ) -> DemoSite:
     """Generate the demo site.
 
@@ -1339,6 +1363,8 @@ def build_site(
       port is known only after binding.
     - ``articles`` (at least 1) is the number of articles; listing pages hold 6 each, newest
       first, and only page N links to page N+1.
+    - ``copies_first``: the home page also links every printer-friendly, mirrored and
+      lightweight copy, so that a crawl meets most copies before their articles.
 
     >>> site = build_site(articles=12)
     >>> site.resolve("/docs").status, site.resolve("/docs").location
@@ -1346,4 +1372,4 @@ def build_site(
     """
     if articles < 1:
         raise ValueError(f"articles must be at least 1, got {articles!r}")
-    return _SiteBuilder(articles, seed).build(host, port)
+    return _SiteBuilder(articles, seed, copies_first=copies_first).build(host, port)
