@@ -30,7 +30,6 @@ from crawler.extensions import DedupLogStats
 from crawler.learned_rules import LearnedRulesMiddleware
 from crawler.logformatter import DedupLogFormatter
 from crawler.middlewares import FrontierMiddleware, ItemPageMiddleware
-from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -66,17 +65,23 @@ class DedupAddon:
             settings.setdefault_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", LearnedRulesMiddleware, LEARNED_RULES_MIDDLEWARE_ORDER
             )
-        if settings.getlist("DEDUP_ITEM_KEY_FIELDS"):
+        item_keys = bool(settings.getlist("DEDUP_ITEM_KEY_FIELDS"))
+        content = settings.getbool("DEDUP_CONTENT_ENABLED")
+        if item_keys or content:
+            # imported only here: the content level's modules (NumPy, the extractors) took
+            # 0.25 s of CPU and 15 MiB from every crawl that loaded the add-on
+            from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
+        if item_keys:
             settings.setdefault_in_component_priority_dict(
                 "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER
             )
-        if settings.getbool("DEDUP_CONTENT_ENABLED"):
+        if content:
             settings.setdefault_in_component_priority_dict(
                 "SPIDER_MIDDLEWARES", ItemPageMiddleware, ITEM_PAGE_MIDDLEWARE_ORDER
             )
-        settings.setdefault_in_component_priority_dict(
-            "ITEM_PIPELINES", NearDuplicatePipeline, CONTENT_PIPELINE_ORDER
-        )
+            settings.setdefault_in_component_priority_dict(
+                "ITEM_PIPELINES", NearDuplicatePipeline, CONTENT_PIPELINE_ORDER
+            )
         settings.setdefault_in_component_priority_dict(
             "EXTENSIONS", DedupLogStats, LOG_STATS_EXTENSION_ORDER
         )

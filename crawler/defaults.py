@@ -51,6 +51,12 @@ DEDUP_EXTRACT_TIMEOUT = 10.0
 #: Fold a text that is one block repeated end to end ("abcabcabc" -> "abc").
 DEDUP_FOLD_REPEATS = False
 
+#: Seconds a kept item that a better copy could still replace (a printer-friendly, AMP,
+#: mobile or mirror URL, or a page declaring another URL canonical) waits before it
+#: leaves the content pipeline; a better copy met meanwhile takes its place.
+#: ``0``: kept items leave at once (the first copy met stays kept).
+DEDUP_HOLD_SECONDS = 0.0
+
 #: Item field holding the page HTML (``str`` or ``bytes``).
 DEDUP_HTML_FIELD = "html"
 
@@ -64,12 +70,6 @@ DEDUP_ITEM_KEY_FIELDS: list[str] = []
 #: string, but ``url`` and URLs (any project's items work unchanged; names and prices tell
 #: products apart, and dates are masked by normalization).
 DEDUP_ITEM_TEXT_FIELDS: list[str] = []
-
-#: Seconds a kept item that a better copy could still replace (a printer-friendly, AMP,
-#: mobile or mirror URL, an ``http`` one, a page declaring another URL canonical) waits
-#: before it leaves the content pipeline; a better copy met meanwhile takes its place.
-#: ``0``: kept items leave at once (the first copy met stays kept).
-DEDUP_HOLD_SECONDS = 0.0
 
 #: Keep the HTML field in items after use (feeds rarely want whole pages).
 DEDUP_KEEP_HTML = False
