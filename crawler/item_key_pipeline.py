@@ -1,0 +1,305 @@
+"""``ItemKeyPipeline``: drop items whose business key (``DEDUP_ITEM_KEY_FIELDS``) was seen
+before. Enabled by the add-on when the setting names fields; its public path is
+``crawler.pipelines.ItemKeyPipeline``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy import signals as scrapy_signals
+from scrapy.exceptions import CloseSpider, NotConfigured
+from scrapy.utils.defer import deferred_from_coro
+
+from crawler import defaults
+from crawler import signals as dedup_signals
+from crawler.audit import ITEM_LEVEL, AuditLog
+from crawler.closing import close_spider
+from crawler.from_settings import (
+    FILL_WARNING_RATIO,
+    REDIS_BACKENDS,
+    redis_seen_store,
+    seen_set_factory,
+    snapshot_every_from_settings,
+    state_dir_from_settings,
+    state_dir_setting,
+    store_params_by_setting,
+    url_backend_from_settings,
+)
+from crawler.item_keys import ITEM_KEY_VERSION, item_key
+from crawler.logformatter import DuplicateItem
+from crawler.off_reactor import in_thread
+from crawler.redis_access import RedisFaultPending, RedisStartRefused, RedisUnavailable
+from crawler.state_lock import lock_state_dir, unlock_state_dir
+from crawler.stores.journaled import JournaledSeenStore
+from crawler.stores.redis_shards import REDIS_SEEN_STORES, RedisSeenStore
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+    from crawler.stores import SeenSet
+
+logger = logging.getLogger(__name__)
+
+
+class ItemKeyPipeline:
+    """Drop items whose business key (``DEDUP_ITEM_KEY_FIELDS``) was seen before.
+
+    The crawl-level form of a unique index: ``DEDUP_ITEM_KEY_FIELDS = ["sku"]``
+    keeps the first item of each SKU. Keys live in the same kind of store as
+    URLs (``DEDUP_URL_BACKEND``, persisted in the state dir as ``seen-items``,
+    or in Redis at ``DEDUP_REDIS_ITEM_KEY``), with the same ``DEDUP_URL_TTL``.
+    Items missing a key field are kept and counted; when Redis stays away,
+    items are kept, never dropped unchecked (``DEDUP_REDIS_ON_ERROR = "stop"``
+    also closes the spider).
+    """
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        fields: list[str],
+        seen: JournaledSeenStore | SeenSet | RedisSeenStore,
+        *,
+        redis_error_policy: str = defaults.DEDUP_REDIS_ON_ERROR,
+        audit_path: Path | None = None,
+    ) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.fields = fields
+        self.seen = seen
+        self.redis_error_policy = redis_error_policy
+        self.audit_path = audit_path
+        self._audit: AuditLog | None = None
+        self._missing_warned: set[str] = set()
+        self._closing_for_redis = False
+        self._state_dir: Path | None = None
+        # a local store records a key once its item left the pipelines (see _is_new)
+        self._pending: dict[bytes, int] = {}
+        dedup_signals.connect_item_left(crawler, self._item_left)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        if not settings.getbool("DEDUP_ENABLED", defaults.DEDUP_ENABLED):
+            raise NotConfigured("DEDUP_ENABLED is False")
+        fields = settings.getlist("DEDUP_ITEM_KEY_FIELDS", defaults.DEDUP_ITEM_KEY_FIELDS)
+        if not fields:
+            raise NotConfigured("DEDUP_ITEM_KEY_FIELDS is empty")
+        if not all(isinstance(field, str) and field for field in fields):
+            raise ValueError(f"DEDUP_ITEM_KEY_FIELDS={fields!r} must be a list of item field names")
+        backend = url_backend_from_settings(settings)
+        audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
+        audit_path = Path(audit_file) if audit_file else None
+        seen: JournaledSeenStore | SeenSet | RedisSeenStore
+        if backend in REDIS_BACKENDS:
+            seen = redis_seen_store(
+                settings, crawler.spidercls.name, backend, key_setting="DEDUP_REDIS_ITEM_KEY"
+            )
+            policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
+            return cls(crawler, fields, seen, redis_error_policy=policy, audit_path=audit_path)
+        new_set = seen_set_factory(settings, backend)
+        state_dir = state_dir_from_settings(settings)
+        seen = new_set()
+        if state_dir is not None:
+            seen = JournaledSeenStore(
+                new_set,
+                state_dir,
+                item_signature(fields, seen),
+                name="seen-items",
+                snapshot_every=snapshot_every_from_settings(settings),
+            )
+            seen.journal.check_files()
+        return cls(crawler, fields, seen, audit_path=audit_path)
+
+    def open_spider(self) -> None:
+        if isinstance(self.seen, REDIS_SEEN_STORES):
+            try:
+                self.seen.open(item_signature(self.fields, self.seen))
+            except RedisStartRefused as exc:
+                # said in one ERROR line; Scrapy closes a spider that fails to open so
+                raise CloseSpider("dedup_redis_unavailable") from exc
+        elif isinstance(self.seen, JournaledSeenStore):
+            self._state_dir = self.seen.snapshot_path.parent
+            lock_state_dir(self._state_dir, state_dir_setting(self.crawler.settings))
+            self.seen.open()
+        if self.audit_path is not None:
+            self._audit = AuditLog(self.audit_path)
+        logger.info(
+            "Item dedup on %(fields)s: %(entries)d keys seen in earlier runs",
+            {"fields": ", ".join(self.fields), "entries": len(self.seen)},
+        )
+
+    def close_spider(self) -> None:
+        try:
+            self._close()
+        finally:
+            if self._state_dir is not None:
+                unlock_state_dir(self._state_dir)
+                self._state_dir = None
+
+    def _close(self) -> None:
+        if self._audit is not None:
+            self._audit.close()
+        # keys still pending went out in items a later pipeline replaced by another object
+        for key in self._pending:
+            self.seen.add(key)
+        self._pending.clear()
+        try:
+            store_stats = self.seen.stats()
+            if isinstance(self.seen, (JournaledSeenStore, *REDIS_SEEN_STORES)):
+                self.seen.close()
+        except RedisUnavailable as exc:
+            logger.info("%(summary)s", {"summary": f"{self.summary()}; store unknown ({exc})"})
+            return
+        for name, value in store_stats.items():
+            self.stats.set_value(f"dedup/item/store/{name}", value)
+        if store_stats.get("fill_ratio", 0.0) >= FILL_WARNING_RATIO:
+            logger.warning(
+                "The item-key Bloom filter holds %(entries)d keys, %(percent).0f%% of "
+                "DEDUP_URL_CAPACITY: raise DEDUP_URL_CAPACITY for the next crawl (a false "
+                "positive drops a unique item)",
+                {"entries": store_stats["entries"], "percent": store_stats["fill_ratio"] * 100},
+            )
+        logger.info("%(summary)s", {"summary": self.summary(store_stats)})
+
+    def summary(self, store_stats: dict[str, float] | None = None) -> str:
+        """One line for people: what was dropped, and how full the key store is."""
+        get = self.stats.get_value
+        line = (
+            f"Item dedup on {', '.join(self.fields)}: {get('dedup/item/dropped', 0)} items "
+            f"dropped for a key seen before, {get('dedup/item/unique', 0)} unique, "
+            f"{get('dedup/item/missing_key', 0)} without a key"
+        )
+        if store_stats is not None:
+            line += f"; the store holds {store_stats['entries']} keys"
+            if "fill_ratio" in store_stats:
+                line += (
+                    f", {store_stats['fill_ratio']:.1%} of capacity, estimated "
+                    f"false-positive rate {store_stats['false_positive_rate']:.2g}"
+                )
+        return line
+
+    def process_item(self, item: Any) -> Any:
+        adapter = ItemAdapter(item)
+        values = [adapter.get(field) for field in self.fields]
+        missing = [field for field, value in zip(self.fields, values, strict=True) if value is None]
+        if missing:
+            self.stats.inc_value("dedup/item/missing_key")
+            new_missing = set(missing) - self._missing_warned
+            if new_missing:
+                self._missing_warned |= new_missing
+                logger.warning(
+                    "Items without %(fields)s (a DEDUP_ITEM_KEY_FIELDS field) are kept "
+                    "unchecked; counted in dedup/item/missing_key",
+                    {"fields": ", ".join(sorted(new_missing))},
+                )
+            return item
+        key = item_key(self.fields, values)
+        try:
+            new = self._is_new(key, item)
+        except RedisFaultPending as exc:
+            # the reactor does not wait for a server that fails: a thread asks it again
+            return deferred_from_coro(
+                self._asked_off_the_reactor(key, item, values, exc.may_have_applied)
+            )
+        except RedisUnavailable as exc:
+            self._redis_unavailable(exc)
+            return item
+        return self._decided(new, item, values)
+
+    async def _asked_off_the_reactor(
+        self, key: bytes, item: Any, values: list[Any], may_have_applied: bool
+    ) -> Any:
+        try:
+            new = await in_thread(self._is_new, key, item)
+        except RedisUnavailable as exc:
+            self._redis_unavailable(exc)
+            return item
+        if not new and may_have_applied:
+            # the first call may have recorded the key itself: not a repeat of another item
+            self.stats.inc_value("dedup/redis/retried_let_through")
+            new = True
+        return self._decided(new, item, values)
+
+    def _decided(self, new: bool, item: Any, values: list[Any]) -> Any:
+        """*item* if its key is *new*; otherwise counted, audited, and dropped."""
+        if new:
+            self.stats.inc_value("dedup/item/unique")
+            return item
+        adapter = ItemAdapter(item)
+        self.stats.inc_value("dedup/item/dropped")
+        key_values = dict(zip(self.fields, values, strict=True))
+        if self._audit is not None:
+            self._audit.write(
+                {
+                    "level": ITEM_LEVEL,
+                    "url": str(adapter.get("url") or ""),
+                    "decision": "dropped",
+                    "reason": "item_key",
+                    "key": {field: _jsonable(value) for field, value in key_values.items()},
+                }
+            )
+        shown = ", ".join(f"{field}={value!r}" for field, value in key_values.items())
+        raise DuplicateItem(f"Duplicate item key ({shown}) seen before", log_level="INFO")
+
+    def _is_new(self, key: bytes, item: Any) -> bool:
+        """Whether *key* is new. A shared store records it at once (one atomic call, so
+        workers agree). A local store records it only once its item has left the pipelines
+        (scraped, and written by the feeds, on the same signal): an item a kill takes before
+        that is not dropped on the restart as a repeat of itself. Meanwhile the key is
+        pending, and an item with the same key is a repeat."""
+        if isinstance(self.seen, REDIS_SEEN_STORES):
+            return self.seen.add(key)
+        if key in self.seen or key in self._pending:
+            return False
+        self._pending[key] = id(item)
+        return True
+
+    def _item_left(self, item: Any, signal: Any = None, **kwargs: Any) -> None:
+        if not self._pending:
+            return
+        values = [ItemAdapter(item).get(field) for field in self.fields]
+        if any(value is None for value in values):
+            return
+        key = item_key(self.fields, values)
+        if self._pending.get(key) != id(item):
+            return  # not the item that made it pending (a repeat of it, dropped here)
+        del self._pending[key]
+        if signal is scrapy_signals.item_scraped:
+            self.seen.add(key)
+
+    def _redis_unavailable(self, error: RedisUnavailable) -> None:
+        self.stats.inc_value("dedup/item/unchecked")
+        if self.redis_error_policy == "allow" or self._closing_for_redis:
+            return
+        self._closing_for_redis = True
+        logger.error(
+            "Item dedup: %(error)s; closing the spider (DEDUP_REDIS_ON_ERROR = 'stop'); "
+            "this item is kept unchecked",
+            {"error": error},
+        )
+        close_spider(self.crawler, "dedup_redis_unavailable")
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return value
+
+
+def item_signature(fields: list[str], seen: Any) -> dict[str, Any]:
+    """What a persisted item-key store was built with, by setting name."""
+    signature: dict[str, Any] = {
+        "DEDUP_URL_BACKEND": seen.kind,
+        "DEDUP_ITEM_KEY_FIELDS": list(fields),
+        "item key version": ITEM_KEY_VERSION,
+    }
+    signature.update(store_params_by_setting(seen))
+    return signature
