@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from scrapy.utils.asyncio import call_later
@@ -17,48 +18,73 @@ Supersession = tuple[str, str]
 
 
 class HeldItems:
-    """Items waiting, by their URL; :meth:`hold` waits, :meth:`supersede` ends a wait.
+    """Items waiting, by their URL.
 
-    Waits run on the crawl's event loop (asyncio's when Scrapy runs on it, else the
-    Twisted reactor), never in a thread.
+    * :meth:`reserve` (from any thread) says an item will be held: from then on a better copy
+      can take its place, even before its wait begins (the better copy may be decided in
+      another thread, and reach the event loop first);
+    * :meth:`hold` waits, on the crawl's event loop (asyncio's when Scrapy runs on it, else
+      the Twisted reactor), never in a thread;
+    * :meth:`supersede` ends a wait, or the wait to come, with the better copy.
     """
 
     def __init__(self) -> None:
-        self._waiting: dict[str, Callable[[Supersession], None]] = {}
+        self._lock = threading.Lock()
+        #: reserved, not waiting yet -> the better copy met meanwhile, if any
+        self._reserved: dict[str, Supersession | None] = {}
+        self._waiting: dict[str, Callable[[Supersession | None], None]] = {}
         #: the most items held at once
         self.most = 0
 
     def __len__(self) -> int:
-        return len(self._waiting)
+        with self._lock:
+            return len(self._waiting) + len(self._reserved)
 
     def __contains__(self, url: object) -> bool:
-        return url in self._waiting
+        with self._lock:
+            return url in self._waiting or url in self._reserved
+
+    def reserve(self, url: str) -> None:
+        """*url*'s item will be held (:meth:`hold`)."""
+        with self._lock:
+            if url not in self._waiting:
+                self._reserved.setdefault(url, None)
 
     async def hold(self, url: str, seconds: float) -> Supersession | None:
         """Wait *seconds*, or until :meth:`supersede` names a better copy of *url*'s page
-        (returned). A URL held already is not held twice: ``None`` at once."""
-        if url in self._waiting or seconds <= 0:
-            return None
+        (returned, at once if one was named since :meth:`reserve`). A URL held already is
+        not held twice: ``None`` at once."""
         ended: Deferred[Supersession | None] = Deferred()
 
         def end(outcome: Supersession | None) -> None:
+            with self._lock:  # out of the table first: a later supersede() finds it gone
+                if self._waiting.get(url) is end:
+                    del self._waiting[url]
             if not ended.called:
                 ended.callback(outcome)
 
+        with self._lock:
+            superseded = self._reserved.pop(url, None)
+            if superseded is not None or url in self._waiting or seconds <= 0:
+                return superseded
+            self._waiting[url] = end
+            self.most = max(self.most, len(self._waiting))
         timer = call_later(seconds, end, None)
-        self._waiting[url] = end
-        self.most = max(self.most, len(self._waiting))
         try:
             outcome: Supersession | None = await maybe_deferred_to_future(ended)
             return outcome
         finally:
-            self._waiting.pop(url, None)
+            end(None)  # a cancelled wait leaves the table too
             timer.cancel()
 
     def supersede(self, url: str, better: str, reason: str) -> bool:
-        """End *url*'s wait: *better* represents its page (see :meth:`hold`); ``False`` when
-        *url* is not held (it left already)."""
-        end = self._waiting.pop(url, None)
+        """End *url*'s wait, or the wait to come, with *better* (see :meth:`hold`);
+        ``False`` when *url* is neither held nor reserved (it left already)."""
+        with self._lock:
+            if url in self._reserved:
+                self._reserved[url] = (better, reason)
+                return True
+            end = self._waiting.get(url)
         if end is None:
             return False
         end((better, reason))

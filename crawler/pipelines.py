@@ -13,6 +13,7 @@ Enable them with the add-on, or by hand::
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -49,7 +50,12 @@ from crawler.redis_access import (
     RedisUnavailable,
     redact,
 )
-from crawler.representatives import better_representative, may_be_superseded
+from crawler.representatives import (
+    STRONG_REASONS,
+    better_representative,
+    may_be_superseded,
+    same_page,
+)
 from crawler.state_lock import lock_state_dir, unlock_state_dir
 
 if TYPE_CHECKING:
@@ -120,6 +126,7 @@ class NearDuplicatePipeline:
         self._audit: AuditLog | None = None
         self.hold_seconds = hold_seconds
         self._held = HeldItems()
+        self._decisions_lock = threading.Lock()
         #: in this crawl: kept URL -> the URL its page declared its own (rel=canonical)
         self._declared: dict[str, str] = {}
         #: in this crawl: URL of a kept copy -> the better copy that took its place
@@ -265,7 +272,9 @@ class NearDuplicatePipeline:
         # while SCRAPER_SLOT_MAX_ACTIVE_SIZE of responses are being processed)
         try:
             with self.fingerprinter.waiting(html if text is None else text):
-                page, decision, same_body = await in_thread(self._decide, url, text, html, encoding)
+                page, decision, same_body, declares = await in_thread(
+                    self._decide, url, text, html, encoding
+                )
         except RedisUnavailable as exc:
             self._count("unchecked")
             self._write_audit(url, "kept", "unchecked", None, None)
@@ -309,12 +318,16 @@ class NearDuplicatePipeline:
             self._decided(url, url)
             if decision.rejected is not None:
                 self._count("rejected")
-            return await self._kept(item, url, html, encoding, decision, "unique")
+            return await self._kept(item, url, declares, decision, "unique")
         self._decided(url, match.key)
         match = replace(match, key=self._representative(match.key))
-        better = better_representative(url, match.key, kept_declares=self._declared.get(match.key))
-        if better is not None and (match.key in self._held or self.action == "mark"):
-            return await self._better_copy(item, url, html, encoding, decision, match, better)
+        better = self._better_than(url, match.key)
+        if better is not None and (
+            match.key in self._held or (self.action == "mark" and better in STRONG_REASONS)
+        ):
+            return await self._better_copy(item, url, declares, decision, match, better)
+        if better not in STRONG_REASONS:
+            better = None  # https, shorter: a preference between ordinary URLs, not a copy
         self._count(match.kind)
         if match.stage == "second":
             self.stats.inc_value("dedup/content/second_stage")
@@ -343,21 +356,17 @@ class NearDuplicatePipeline:
         self,
         item: Any,
         url: str,
-        page: Any,
-        encoding: str | None,
+        declares: str | None,
         decision: Decision,
         reason: str,
+        supersedes: str | None = None,
     ) -> Any:
-        """Keep *item*, held first for ``DEDUP_HOLD_SECONDS`` when a better copy could take
-        its place (:func:`~crawler.representatives.may_be_superseded`); it leaves as a copy
-        of the better one if one comes meanwhile."""
-        declares = None
-        if self.hold_seconds > 0 or self.action == "mark":  # where a better copy changes anything
-            declares = _declared_canonical(page, url, encoding)  # 0.09 ms a real page
-            if declares is not None and declares != url:  # most pages declare their own URL
-                self._declared[url] = declares
+        """Keep *item*; one reserved for a hold (:meth:`_decide`) waits first for
+        ``DEDUP_HOLD_SECONDS``, and leaves as a copy of a better one met meanwhile."""
+        if declares is not None and not same_page(declares, url):
+            self._declared[url] = declares
         superseded = None
-        if self.hold_seconds > 0 and may_be_superseded(url, declares=declares):
+        if url in self._held:
             self.stats.inc_value("dedup/content/held")
             started = time.monotonic()
             superseded = await self._held.hold(url, self.hold_seconds)
@@ -365,14 +374,13 @@ class NearDuplicatePipeline:
             self.stats.max_value("dedup/content/held_most", self._held.most)
         if superseded is None:
             self._count("unique")
-            self._write_audit(url, "kept", reason, decision, None)
+            self._write_audit(url, "kept", reason, decision, None, supersedes=supersedes)
             return item
         better, why = superseded
         self._count("superseded")
         if self.action == "mark":
             self._write_audit(url, "marked", "superseded", decision, None, superseded_by=better)
-            adapter = ItemAdapter(item)
-            adapter["duplicate_of"], adapter["superseded_because"] = better, why
+            ItemAdapter(item)["duplicate_of"] = better
             return item
         self._write_audit(url, "dropped", "superseded", decision, None, superseded_by=better)
         raise DuplicateItem(
@@ -384,21 +392,27 @@ class NearDuplicatePipeline:
         self,
         item: Any,
         url: str,
-        page: Any,
-        encoding: str | None,
+        declares: str | None,
         decision: Decision,
         match: Match,
         reason: str,
     ) -> Any:
         """*url* represents the text of the earlier copy *match* names better: the earlier
-        item, held, leaves as a copy of this one; with ``"mark"``, an earlier item that
-        left already is named as superseded in the audit. This one is kept."""
+        item, held, leaves as a copy of this one; with ``"mark"``, the audit record of this
+        one names the earlier item, which left already. This one is kept (and held in turn
+        when a better copy could still come)."""
         self.stats.inc_value("dedup/content/better_copy")
         self._better[match.key] = url
         if not self._held.supersede(match.key, url, reason):
-            self._count("superseded")
-            self._write_audit(match.key, "superseded", "superseded", None, None, superseded_by=url)
-        return await self._kept(item, url, page, encoding, decision, "better_copy")
+            self.stats.inc_value("dedup/content/superseded_exported")
+        if self.hold_seconds > 0 and may_be_superseded(url, declares=declares):
+            self._held.reserve(url)
+        return await self._kept(item, url, declares, decision, "better_copy", match.key)
+
+    def _better_than(self, url: str, kept: str) -> str | None:
+        """Why *url* represents its text better than the copy *kept* (see
+        :mod:`crawler.representatives`), or ``None``."""
+        return better_representative(url, kept, kept_declares=self._declared.get(kept))
 
     def _representative(self, url: str) -> str:
         """The copy that represents *url*'s text now: *url*, or the better copy that took
@@ -446,13 +460,36 @@ class NearDuplicatePipeline:
 
     def _decide(
         self, url: str, text: Any, html: Any, encoding: str | None
-    ) -> tuple[PageFingerprint, Decision | None, bool]:
+    ) -> tuple[PageFingerprint, Decision | None, bool, str | None]:
         """Fingerprint the page (:meth:`PageFingerprinter.fingerprint`), then look it up; runs
-        in a thread, off the reactor. The last value says the body was fingerprinted before."""
+        in a thread, off the reactor. Also returns whether the body was fingerprinted before,
+        and the URL the page declares its own (``rel="canonical"``) where a better copy
+        changes anything. With ``DEDUP_HOLD_SECONDS``, a kept page that a better copy could
+        replace is reserved for a hold in the same step as its look-up: a better copy
+        looked up after it, in another thread, finds it held."""
         page, same_body = self.fingerprinter.fingerprint(url, text, html, encoding)
         if page.fingerprint is None:
-            return page, None, same_body
-        return page, self.detector.check_fingerprinted(url, page.fingerprint), same_body
+            return page, None, same_body, None
+        declares = None
+        if self.hold_seconds > 0 or self.action == "mark":
+            declares = _declared_canonical(html, url, encoding)  # 0.09 ms a real page
+        if self.hold_seconds <= 0:
+            return (
+                page,
+                self.detector.check_fingerprinted(url, page.fingerprint),
+                same_body,
+                declares,
+            )
+        with self._decisions_lock:
+            decision = self.detector.check_fingerprinted(url, page.fingerprint)
+            if (
+                decision.match is None
+                and not decision.refetched
+                and decision.normalized_length
+                and may_be_superseded(url, declares=declares)
+            ):
+                self._held.reserve(url)
+        return page, decision, same_body, declares
 
     @staticmethod
     def _encoding(adapter: ItemAdapter) -> str | None:
@@ -473,6 +510,7 @@ class NearDuplicatePipeline:
         *,
         better_copy: str | None = None,
         superseded_by: str | None = None,
+        supersedes: str | None = None,
     ) -> None:
         if self._audit is None:
             return
@@ -500,6 +538,8 @@ class NearDuplicatePipeline:
             record["better_copy"] = better_copy
         if superseded_by is not None:
             record["superseded_by"] = superseded_by
+        if supersedes is not None:  # the earlier copy, exported already ("mark")
+            record["supersedes"] = supersedes
         self._audit.write(record)
 
     def summary(self) -> str:

@@ -39,8 +39,8 @@ CONTENT_REASON_LABELS = {
     "unique": "kept: text not seen before",
     "better_copy": "kept: a better copy of an earlier page's text (https, no print/amp "
     "marker, the URL it declared canonical, shorter)",
-    "superseded": "an earlier copy a better one replaced (dropped while held: "
-    "DEDUP_HOLD_SECONDS; named only when it had left already)",
+    "superseded": "an earlier copy a better one replaced while it was held "
+    "(DEDUP_HOLD_SECONDS): dropped or marked",
     "refetched": "the same page fetched again (kept; dropped when in the same crawl)",
     "no_text": "kept: no main text to compare",
     "no_page": "kept unchecked: no html or text field and no page (DEDUP_HTML_FIELD, "

@@ -4,42 +4,51 @@ A printer-friendly copy or a mirror is often linked before its article, so the c
 meets it first, keeps it, and then finds the article a copy of it. The page to keep is the
 article. Of two URLs of one text, the better representative is, in this order:
 
-1. the URL the kept page declares as its own (``rel="canonical"``), or the URL the kept page's
-   address now redirects to;
+1. the URL the kept page declares as its own (``rel="canonical"``);
 2. on one site, an ``https`` URL before an ``http`` one;
-3. a URL without a copy marker before one with (:data:`COPY_MARKERS`: a ``print``, ``amp``,
-   ``mobile`` or ``mirror`` path segment, query parameter or subdomain...);
+3. a URL without a copy marker before one with (:func:`has_copy_marker`: ``/print``,
+   ``/amp/...``, ``?output=amp``, ``m.`` ...);
 4. on one site, the shorter URL.
 
 "One site": the same host but for a first label ``www`` or a copy marker (``m.``, ``amp.``).
 Across sites, which copy is shorter or served over ``https`` says nothing of which is the
-original.
+original. The first and third reasons are :data:`STRONG_REASONS`: they say which URL is a
+copy; the others only prefer one of two ordinary URLs.
 
 URLs are compared in canonical form (:func:`crawler.urls.canonicalize_url`): a tracking
-parameter neither marks a copy nor makes a URL longer. Otherwise the page met first stays
-the representative. Nothing here imports Scrapy.
+parameter neither marks a copy nor makes a URL longer. A URL that cannot be parsed is
+never better, nor a copy. Otherwise the page met first stays the representative. Nothing
+here imports Scrapy.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Final
 from urllib.parse import parse_qsl, urlsplit
 
 from crawler.urls import canonicalize_url
 
-#: Words that mark a copy of a page, as a path segment (``/print``, ``/amp/...``,
-#: ``/article.amp``, ``/printer-friendly``), a query parameter's name or value (``?print=1``,
-#: ``?output=amp``, ``?view=print``) or the first label of the host (``m.``, ``amp.``,
-#: ``mobile.``).
+#: Words that mark a copy as the first segment of a URL's path (``/amp/...``,
+#: ``/mirror/...``), as a segment's extension (``/story.amp``), or as a query parameter's
+#: name (``?print=1``); ``...-friendly`` counts as its first word (``/printer-friendly``).
 COPY_MARKERS: Final = frozenset(
-    {"amp", "print", "printable", "printer", "printview", "mobile", "mirror", "lite", "m"}
+    {"amp", "print", "printable", "printer", "printview", "mobile", "mirror", "lite"}
 )
-_WORDS = re.compile(r"[a-z]+")
+#: ... and these as the last segment (``/story/print``, ``/2024/05/story/amp``), where
+#: ``mobile`` or ``mirror`` name a shop's category more often than a copy.
+LAST_SEGMENT_MARKERS: Final = frozenset({"amp", "print", "printable", "printer", "printview"})
+#: ... and as the value of these parameters (``?output=amp``, ``?view=print``).
+COPY_VALUE_PARAMETERS: Final = frozenset(
+    {"output", "outputtype", "view", "format", "version", "mode", "type"}
+)
+#: ... and as the first label of a host of three labels or more (``m.news.example``).
+COPY_HOST_LABELS: Final = frozenset({"m", "amp", "mobile"})
+#: The reasons that say which of two URLs is a copy.
+STRONG_REASONS: Final = frozenset({"declared_canonical", "no_copy_marker"})
 
 
 def has_copy_marker(url: str) -> bool:
-    """Whether *url* names a copy of a page (:data:`COPY_MARKERS`).
+    """Whether *url* names a copy of a page.
 
     >>> has_copy_marker("https://news.example/articles/river/print")
     True
@@ -51,34 +60,33 @@ def has_copy_marker(url: str) -> bool:
     True
     >>> has_copy_marker("https://news.example/articles/amplifiers-in-print-shops")
     False
+    >>> has_copy_marker("https://shop.example/category/mobile?size=m")
+    False
     """
-    parts = urlsplit(url.lower())
-    first_label = (parts.hostname or "").split(".", 1)[0]
-    if first_label in COPY_MARKERS:
+    try:
+        parts = urlsplit(url.lower())
+        host = parts.hostname or ""
+    except ValueError:
+        return False
+    if _host_marker(host) is not None:
         return True
-    for segment in parts.path.split("/"):
-        stem, _, extension = segment.rpartition(".")
-        if segment in COPY_MARKERS or extension in COPY_MARKERS or stem in COPY_MARKERS:
-            return True
-        if segment.endswith("-friendly") and _WORDS.findall(segment)[0] in COPY_MARKERS:
-            return True
-    for name, value in parse_qsl(parts.query, keep_blank_values=True):
-        if name in COPY_MARKERS or value in COPY_MARKERS:
-            return True
-    return False
+    segments = [segment for segment in parts.path.split("/") if segment]
+    if len(segments) > 1 and (_marks(segments[0]) or _marks(segments[-1], LAST_SEGMENT_MARKERS)):
+        return True
+    if any(segment.rpartition(".")[2] in COPY_MARKERS for segment in segments if "." in segment):
+        return True
+    return any(
+        name in COPY_MARKERS or (name in COPY_VALUE_PARAMETERS and value in COPY_MARKERS)
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+    )
 
 
 def better_representative(
-    candidate: str,
-    kept: str,
-    *,
-    kept_declares: str | None = None,
-    candidate_came_from: tuple[str, ...] = (),
+    candidate: str, kept: str, *, kept_declares: str | None = None
 ) -> str | None:
     """Why *candidate* represents a text better than *kept*, the URL of the copy kept
     first, or ``None`` when it does not (see the module's documentation). *kept_declares*:
-    the ``rel="canonical"`` URL the kept page declared; *candidate_came_from*: the URLs
-    that redirected to *candidate*.
+    the ``rel="canonical"`` URL the kept page declared.
 
     >>> better_representative("https://a.example/story", "https://a.example/story/print")
     'no_copy_marker'
@@ -98,15 +106,12 @@ def better_representative(
     candidate, kept = _canonical(candidate), _canonical(kept)
     if candidate == kept:
         return None
-    if (
-        kept_declares is not None
-        and _same(kept_declares, candidate)
-        and not _same(kept_declares, kept)
-    ):
+    if kept_declares is not None and same_page(kept_declares, candidate):
         return "declared_canonical"
-    if any(_same(source, kept) for source in candidate_came_from):
-        return "redirect_target"
-    same_site = _site(candidate) == _site(kept)
+    try:
+        same_site = _site(candidate) == _site(kept)
+    except ValueError:
+        return None
     for reason, rank, across_sites in (
         ("https", _not_https, False),
         ("no_copy_marker", has_copy_marker, True),
@@ -118,13 +123,6 @@ def better_representative(
         if candidate_rank != kept_rank:
             return reason if candidate_rank < kept_rank else None
     return None
-
-
-def _site(url: str) -> str:
-    """*url*'s host without a first label that marks a copy or says ``www``."""
-    host = (urlsplit(url).hostname or "").lower()
-    first, _, rest = host.partition(".")
-    return rest if rest and (first == "www" or first in COPY_MARKERS) else host
 
 
 def may_be_superseded(url: str, *, declares: str | None = None) -> bool:
@@ -139,15 +137,45 @@ def may_be_superseded(url: str, *, declares: str | None = None) -> bool:
     >>> may_be_superseded("https://a.example/s?p=2", declares="https://a.example/s")
     True
     """
-    return has_copy_marker(_canonical(url)) or (declares is not None and not _same(declares, url))
+    if declares is not None and not same_page(declares, url):
+        return True
+    return has_copy_marker(_canonical(url))
+
+
+def same_page(first: str, second: str) -> bool:
+    """Whether two URLs are one in canonical form (:func:`~crawler.urls.canonicalize_url`)."""
+    return _canonical(first) == _canonical(second)
+
+
+def _marks(segment: str, markers: frozenset[str] = COPY_MARKERS) -> bool:
+    """Whether one path segment is a copy marker (``print``, ``printer-friendly``)."""
+    if segment in markers:
+        return True
+    return segment.endswith("-friendly") and segment.split("-", 1)[0] in markers
+
+
+def _host_marker(host: str) -> str | None:
+    """The first label of *host* when it marks a copy (``m.`` of ``m.news.example``) and is
+    not the name of the site itself (``mobile.example``, ``m.co.uk``)."""
+    labels = host.split(".")
+    if len(labels) < 3 or labels[0] not in COPY_HOST_LABELS:
+        return None
+    if len(labels) == 3 and len(labels[1]) <= 3 and len(labels[2]) == 2:
+        return None  # the site's own name under a suffix such as co.uk
+    return labels[0]
 
 
 def _not_https(url: str) -> bool:
     return urlsplit(url).scheme.lower() != "https"
 
 
-def _same(first: str, second: str) -> bool:
-    return _canonical(first) == _canonical(second)
+def _site(url: str) -> str:
+    """*url*'s host without a first label ``www`` or one that marks a copy."""
+    host = (urlsplit(url).hostname or "").lower()
+    first, _, rest = host.partition(".")
+    if first == "www" and rest.count(".") >= 1:
+        return rest
+    return rest if _host_marker(host) is not None else host
 
 
 def _canonical(url: str) -> str:

@@ -10,6 +10,7 @@ import pytest
 from scrapy.exceptions import DropItem
 
 from crawler.demo.site import build_site
+from crawler.held_items import HeldItems
 from crawler.representatives import better_representative, has_copy_marker, may_be_superseded
 from tests.conftest import DemoSiteProcess, final_stat, run_scrapy, scrapy_crawl_command
 from tests.test_pipelines import PARAGRAPHS, make_pipeline, page, process, stats
@@ -51,13 +52,6 @@ def test_a_url_the_kept_page_declares_its_own_comes_first_whatever_its_shape():
     assert better_representative(declared, kept, kept_declares=kept) is None
 
 
-def test_a_redirect_from_the_kept_url_to_the_candidate_makes_it_better():
-    kept = "https://news.test/old/story"
-    new = "https://news.test/articles/a-much-longer-story-address"
-    assert better_representative(new, kept, candidate_came_from=(kept,)) == "redirect_target"
-    assert better_representative(new, kept) is None
-
-
 @pytest.mark.parametrize(
     "url",
     [
@@ -65,6 +59,11 @@ def test_a_redirect_from_the_kept_url_to_the_candidate_makes_it_better():
         "https://news.test/printing-history",
         "https://news.test/articles/harbour?page=2",
         "https://amplify.news.test/",
+        "https://shop.test/category/mobile?size=m&color=mirror",
+        "https://blog.test/?m=202401",
+        "https://mobile.test/news/today",
+        "https://m.co.uk/news/today",
+        "https://shop.test/products/mirror",
     ],
 )
 def test_words_that_only_contain_a_marker_are_no_marker(url):
@@ -161,11 +160,32 @@ def test_with_mark_the_better_copy_is_kept_and_the_earlier_named_superseded(tmp_
     records = [json.loads(line) for line in audit.read_text().splitlines()]
     assert [(r["url"], r["decision"], r["reason"]) for r in records] == [
         (PRINTED, "kept", "unique"),
-        (PRINTED, "superseded", "superseded"),
         (ARTICLE, "kept", "better_copy"),
         ("https://partner.test/mirror/harbour", "marked", "exact"),
     ]
-    assert records[1]["superseded_by"] == ARTICLE
+    assert records[1]["supersedes"] == PRINTED
+    assert stats(pipeline)["dedup/content/superseded_exported"] == 1
+
+
+def test_with_mark_a_merely_shorter_url_is_marked_as_before():
+    """Of two ordinary URLs of one site, the shorter is preferred only while the other is
+    held: otherwise both would leave unmarked, and a feed filtered on duplicate_of would
+    keep both."""
+    pipeline = make_pipeline({"DEDUP_CONTENT_ACTION": "mark"})
+    article, _ = articles_and_copy()
+    process(pipeline, {"url": ARTICLE, "html": article})
+    shorter = process(pipeline, {"url": "https://news.test/a/harbour", "html": article})
+    assert shorter["duplicate_of"] == ARTICLE
+    assert "dedup/content/better_copy" not in stats(pipeline)
+
+
+def test_a_duplicate_with_a_url_that_cannot_be_parsed_is_dropped_as_before():
+    pipeline = make_pipeline()
+    article, _ = articles_and_copy()
+    process(pipeline, {"url": "http://[blog.test/x", "html": article})
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of http://[blog.test/x")):
+        process(pipeline, {"url": "http://[blog.test/y", "html": article})
+    assert stats(pipeline)["dedup/content/exact"] == 1
 
 
 def test_the_url_a_kept_page_declares_canonical_takes_its_place():
@@ -187,6 +207,33 @@ def test_the_url_a_kept_page_declares_canonical_takes_its_place():
         return kept
 
     assert asyncio.run(declaring_first()) == {"url": canonical}
+
+
+def test_a_hold_that_ran_out_is_not_superseded_any_more():
+    held = HeldItems()
+
+    async def run_out() -> tuple:
+        held.reserve(PRINTED)
+        outcome = await held.hold(PRINTED, 0.01)
+        return outcome, held.supersede(PRINTED, ARTICLE, "no_copy_marker"), PRINTED in held
+
+    assert asyncio.run(run_out()) == (None, False, False)
+
+
+def test_a_better_copy_met_before_the_hold_begins_ends_it_at_once():
+    """The better copy may be decided in another thread after the copy, and reach the
+    event loop first: the copy's hold then ends as it begins."""
+    held = HeldItems()
+    held.reserve(PRINTED)
+    assert PRINTED in held
+    assert held.supersede(PRINTED, ARTICLE, "no_copy_marker")
+
+    async def hold() -> object:
+        return await held.hold(PRINTED, 60)
+
+    assert asyncio.run(hold()) == (ARTICLE, "no_copy_marker")
+    assert PRINTED not in held
+    assert not held.supersede(PRINTED, ARTICLE, "no_copy_marker")
 
 
 def test_a_negative_hold_names_the_setting():
@@ -281,10 +328,10 @@ def test_with_mark_the_audit_names_every_superseded_item(copies_first_site, tmp_
         if path in site.near_duplicates and "duplicate_of" not in item
     }
     assert unmarked_copies
-    named = {
-        urlsplit(r["url"]).path: urlsplit(r["superseded_by"]).path
+    named = {  # the kept better copy's record names the earlier one
+        urlsplit(r["supersedes"]).path: urlsplit(r["url"]).path
         for r in records
-        if r["decision"] == "superseded"
+        if "supersedes" in r
     }
     assert {copy: representative(named, copy) for copy in named} == unmarked_copies
     unmarked = {
