@@ -93,3 +93,38 @@ def _threshold(settings: BaseSettings, name: str) -> int:
             "finds every fingerprint within 3 bits, no farther)"
         )
     return value
+
+
+def workers_from_settings(settings: BaseSettings) -> int | str:
+    """``DEDUP_CONTENT_WORKERS``: ``"auto"``, or a number of worker processes."""
+    value = settings.get("DEDUP_CONTENT_WORKERS", defaults.DEDUP_CONTENT_WORKERS)
+    if value == "auto":
+        return value
+    try:
+        workers = int(value)
+    except (TypeError, ValueError):
+        workers = -1
+    if workers < 0:
+        raise ValueError(
+            f"DEDUP_CONTENT_WORKERS={value!r} must be 'auto' or a number of worker processes "
+            "(0 for threads of the crawl process only)"
+        )
+    return workers
+
+
+def extract_timeout_from_settings(settings: BaseSettings) -> float:
+    """``DEDUP_EXTRACT_TIMEOUT``, in seconds (0: no limit)."""
+    value = settings.getfloat("DEDUP_EXTRACT_TIMEOUT", defaults.DEDUP_EXTRACT_TIMEOUT)
+    if value < 0:
+        raise ValueError(
+            f"DEDUP_EXTRACT_TIMEOUT={value!r} must be a number of seconds, 0 for no limit"
+        )
+    return value
+
+
+def hold_seconds_from_settings(settings: BaseSettings) -> float:
+    """``DEDUP_HOLD_SECONDS`` (0: no hold)."""
+    value = settings.getfloat("DEDUP_HOLD_SECONDS", defaults.DEDUP_HOLD_SECONDS)
+    if value < 0:
+        raise ValueError(f"DEDUP_HOLD_SECONDS={value!r} must be a number of seconds, 0 for none")
+    return value

@@ -29,7 +29,10 @@ from crawler.closing import close_spider
 from crawler.content_from_settings import (
     content_backend_from_settings,
     detector_from_settings,
+    extract_timeout_from_settings,
+    hold_seconds_from_settings,
     redis_content_index,
+    workers_from_settings,
 )
 from crawler.from_settings import (
     snapshot_every_from_settings,
@@ -192,9 +195,9 @@ class NearDuplicatePipeline:
             max_page_bytes=settings.getint("DEDUP_MAX_PAGE_BYTES", defaults.DEDUP_MAX_PAGE_BYTES),
             audit_path=Path(audit_file) if audit_file else None,
             state_dir=state_dir,
-            workers=_workers(settings),
-            extract_timeout=_extract_timeout(settings),
-            hold_seconds=_hold_seconds(settings),
+            workers=workers_from_settings(settings),
+            extract_timeout=extract_timeout_from_settings(settings),
+            hold_seconds=hold_seconds_from_settings(settings),
         )
 
     def open_spider(self) -> None:
@@ -576,29 +579,6 @@ class NearDuplicatePipeline:
         )
 
 
-def _workers(settings: Any) -> int | str:
-    value = settings.get("DEDUP_CONTENT_WORKERS", defaults.DEDUP_CONTENT_WORKERS)
-    if value == "auto":
-        return value
-    try:
-        workers = int(value)
-    except (TypeError, ValueError):
-        workers = -1
-    if workers < 0:
-        raise ValueError(
-            f"DEDUP_CONTENT_WORKERS={value!r} must be 'auto' or a number of worker processes "
-            "(0 for threads of the crawl process only)"
-        )
-    return workers
-
-
-def _hold_seconds(settings: Any) -> float:
-    value = settings.getfloat("DEDUP_HOLD_SECONDS", defaults.DEDUP_HOLD_SECONDS)
-    if value < 0:
-        raise ValueError(f"DEDUP_HOLD_SECONDS={value!r} must be a number of seconds, 0 for none")
-    return value
-
-
 def _declared_canonical(page: Any, url: str, encoding: str | None) -> str | None:
     """The URL *page* (HTML) declares its own in a ``<link rel="canonical">``, if any."""
     if isinstance(page, str):
@@ -612,12 +592,3 @@ def _declared_canonical(page: Any, url: str, encoding: str | None) -> str | None
         return canonical_links.from_html(head, url, encoding or "utf-8")
     except (ValueError, LookupError):
         return None
-
-
-def _extract_timeout(settings: Any) -> float:
-    value = settings.getfloat("DEDUP_EXTRACT_TIMEOUT", defaults.DEDUP_EXTRACT_TIMEOUT)
-    if value < 0:
-        raise ValueError(
-            f"DEDUP_EXTRACT_TIMEOUT={value!r} must be a number of seconds, 0 for no limit"
-        )
-    return value
