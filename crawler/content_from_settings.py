@@ -114,17 +114,16 @@ def workers_from_settings(settings: BaseSettings) -> int | str:
 
 def extract_timeout_from_settings(settings: BaseSettings) -> float:
     """``DEDUP_EXTRACT_TIMEOUT``, in seconds (0: no limit)."""
-    value = settings.getfloat("DEDUP_EXTRACT_TIMEOUT", defaults.DEDUP_EXTRACT_TIMEOUT)
-    if value < 0:
-        raise ValueError(
-            f"DEDUP_EXTRACT_TIMEOUT={value!r} must be a number of seconds, 0 for no limit"
-        )
-    return value
+    return _seconds(settings, "DEDUP_EXTRACT_TIMEOUT", "no limit")
 
 
 def hold_seconds_from_settings(settings: BaseSettings) -> float:
     """``DEDUP_HOLD_SECONDS`` (0: no hold)."""
-    value = settings.getfloat("DEDUP_HOLD_SECONDS", defaults.DEDUP_HOLD_SECONDS)
+    return _seconds(settings, "DEDUP_HOLD_SECONDS", "none")
+
+
+def _seconds(settings: BaseSettings, name: str, zero_means: str) -> float:
+    value = settings.getfloat(name, getattr(defaults, name))
     if value < 0:
-        raise ValueError(f"DEDUP_HOLD_SECONDS={value!r} must be a number of seconds, 0 for none")
+        raise ValueError(f"{name}={value!r} must be a number of seconds, 0 for {zero_means}")
     return value
