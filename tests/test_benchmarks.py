@@ -22,6 +22,7 @@ SMALL_RUNS = {
     "content": (["--pages", "3"], True),
     "crawl_overhead": (["--pages", "3", "--rounds", "1"], True),
     "dedup_text": (["--repeat", "1"], True),
+    "item_pages": (["--pages", "3"], True),
     "learned_rules": (["--products", "12"], False),
     "manual_crawl": (["--rounds", "1"], False),  # the small site the test writes
     "neardup_index": (
