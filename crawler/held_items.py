@@ -33,8 +33,10 @@ class HeldItems:
         #: reserved, not waiting yet -> the better copy met meanwhile, if any
         self._reserved: dict[str, Supersession | None] = {}
         self._waiting: dict[str, Callable[[Supersession | None], None]] = {}
-        #: the most items held at once
+        self._sizes: dict[str, int] = {}
+        #: the most items held at once, and the most bytes (or characters) of their pages
         self.most = 0
+        self.most_bytes = 0
 
     def __len__(self) -> int:
         with self._lock:
@@ -50,16 +52,17 @@ class HeldItems:
             if url not in self._waiting:
                 self._reserved.setdefault(url, None)
 
-    async def hold(self, url: str, seconds: float) -> Supersession | None:
+    async def hold(self, url: str, seconds: float, size: int = 0) -> Supersession | None:
         """Wait *seconds*, or until :meth:`supersede` names a better copy of *url*'s page
         (returned, at once if one was named since :meth:`reserve`). A URL held already is
-        not held twice: ``None`` at once."""
+        not held twice: ``None`` at once. *size*: the page's, counted while it waits."""
         ended: Deferred[Supersession | None] = Deferred()
 
         def end(outcome: Supersession | None) -> None:
             with self._lock:  # out of the table first: a later supersede() finds it gone
                 if self._waiting.get(url) is end:
                     del self._waiting[url]
+                    del self._sizes[url]
             if not ended.called:
                 ended.callback(outcome)
 
@@ -68,7 +71,9 @@ class HeldItems:
             if superseded is not None or url in self._waiting or seconds <= 0:
                 return superseded
             self._waiting[url] = end
+            self._sizes[url] = size
             self.most = max(self.most, len(self._waiting))
+            self.most_bytes = max(self.most_bytes, sum(self._sizes.values()))
         timer = call_later(seconds, end, None)
         try:
             outcome: Supersession | None = await maybe_deferred_to_future(ended)

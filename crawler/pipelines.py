@@ -321,14 +321,16 @@ class NearDuplicatePipeline:
             self._decided(url, url)
             if decision.rejected is not None:
                 self._count("rejected")
-            return await self._kept(item, url, declares, decision, "unique")
+            return await self._kept(item, url, declares, decision, "unique", size=_size(html, text))
         self._decided(url, match.key)
         match = replace(match, key=self._representative(match.key))
         better = self._better_than(url, match.key)
         if better is not None and (
             match.key in self._held or (self.action == "mark" and better in STRONG_REASONS)
         ):
-            return await self._better_copy(item, url, declares, decision, match, better)
+            return await self._better_copy(
+                item, url, declares, decision, match, better, _size(html, text)
+            )
         if better not in STRONG_REASONS:
             better = None  # https, shorter: a preference between ordinary URLs, not a copy
         self._count(match.kind)
@@ -363,6 +365,7 @@ class NearDuplicatePipeline:
         decision: Decision,
         reason: str,
         supersedes: str | None = None,
+        size: int = 0,
     ) -> Any:
         """Keep *item*; one reserved for a hold (:meth:`_decide`) waits first for
         ``DEDUP_HOLD_SECONDS``, and leaves as a copy of a better one met meanwhile."""
@@ -372,9 +375,10 @@ class NearDuplicatePipeline:
         if url in self._held:
             self.stats.inc_value("dedup/content/held")
             started = time.monotonic()
-            superseded = await self._held.hold(url, self.hold_seconds)
+            superseded = await self._held.hold(url, self.hold_seconds, size)
             self.stats.inc_value("dedup/content/held_seconds", time.monotonic() - started)  # type: ignore[arg-type]
             self.stats.max_value("dedup/content/held_most", self._held.most)
+            self.stats.max_value("dedup/content/held_bytes_most", self._held.most_bytes)
         if superseded is None:
             self._count("unique")
             self._write_audit(url, "kept", reason, decision, None, supersedes=supersedes)
@@ -399,6 +403,7 @@ class NearDuplicatePipeline:
         decision: Decision,
         match: Match,
         reason: str,
+        size: int,
     ) -> Any:
         """*url* represents the text of the earlier copy *match* names better: the earlier
         item, held, leaves as a copy of this one; with ``"mark"``, the audit record of this
@@ -410,7 +415,7 @@ class NearDuplicatePipeline:
             self.stats.inc_value("dedup/content/superseded_exported")
         if self.hold_seconds > 0 and may_be_superseded(url, declares=declares):
             self._held.reserve(url)
-        return await self._kept(item, url, declares, decision, "better_copy", match.key)
+        return await self._kept(item, url, declares, decision, "better_copy", match.key, size)
 
     def _better_than(self, url: str, kept: str) -> str | None:
         """Why *url* represents its text better than the copy *kept* (see
@@ -577,6 +582,12 @@ class NearDuplicatePipeline:
                 else ""
             )
         )
+
+
+def _size(html: Any, text: Any) -> int:
+    """The length of the page (or text) an item brought."""
+    page = html if text is None else text
+    return len(page) if isinstance(page, (str, bytes)) else 0
 
 
 def _declared_canonical(page: Any, url: str, encoding: str | None) -> str | None:

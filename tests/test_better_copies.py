@@ -105,6 +105,7 @@ def test_a_held_copy_leaves_as_a_copy_of_its_article_met_while_it_waited(tmp_pat
     assert outcomes["dedup/content/better_copy"] == 1
     assert outcomes["dedup/content/held"] == 1  # the article has nothing better to wait for
     assert outcomes["dedup/content/held_seconds"] < 30
+    assert outcomes["dedup/content/held_bytes_most"] == len(printed)
     pipeline.close_spider()
     records = [json.loads(line) for line in audit.read_text().splitlines()]
     assert [(r["url"], r["decision"], r["reason"]) for r in records] == [
