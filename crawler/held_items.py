@@ -38,10 +38,6 @@ class HeldItems:
         self.most = 0
         self.most_bytes = 0
 
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._waiting) + len(self._reserved)
-
     def __contains__(self, url: object) -> bool:
         with self._lock:
             return url in self._waiting or url in self._reserved
