@@ -11,25 +11,26 @@ What the numbers mean, and what the script promises about them:
   read in place as the bytes a crawler downloads. ``--pages N`` takes the first N of each
   folder. The corpus folder is ``--corpus``, else ``$DEDUP_CORPUS_DIR``, else
   ``<repo>/../shared/corpus``.
-* **Extraction.** ms per page of :func:`crawler.extract.extract` (decoding included)
+* **Extraction.** ms per page of :func:`crawler.content.extract.extract` (decoding included)
   against ``trafilatura.extract`` alone on the same bytes with the same options
-  (:data:`crawler.extract.TRAFILATURA_OPTIONS`); both in one loop, their order
+  (:data:`crawler.content.extract.TRAFILATURA_OPTIONS`); both in one loop, their order
   alternating from page to page, after one untimed warm-up page.
 * **Fingerprints.** On the text our extraction returned, ms per page of
-  :func:`crawler.neardup.fingerprint_text` (normalization, content hash, SimHash, and the
+  :func:`crawler.content.neardup.fingerprint_text` (normalization, content hash, SimHash, and the
   two signatures that verify a match: MinHash and numbers) against ``simhash.Simhash(text)``
   (the package's default: md5 of character 4-grams), timed the same way.
 * **Budget.** Fingerprints must cost at most 0.5 ms a page on average over all pages (the
   fast extractor's parse and walk take 2 to 3 ms: the fingerprints should be a small
   part of a page's cost beside it), with PASS or FAIL; their share of extraction is shown.
 * **Choices** (``--choices``, a few minutes more): the measurements behind the settings of
-  :mod:`crawler.extract` and :mod:`crawler.fingerprints`. Token F1 of trafilatura's option
-  sets against WCXB's human-checked main text; the Hamming distances that SimHash feature
-  schemes give to pairs of near duplicates (a real article and the same article with one
-  small change: numbers, a dropped or a replaced paragraph, boilerplate lines, a related
-  articles block, or three of these at once) and to pairs of different articles (English:
-  every pair of WCXB articles, and pairs sharing one boilerplate block; Chinese: every pair
-  of the NetEase articles, one site); and the cost of the feature hash functions.
+  :mod:`crawler.content.extract` and :mod:`crawler.content.fingerprints`. Token F1 of
+  trafilatura's option sets against WCXB's human-checked main text; the Hamming distances
+  that SimHash feature schemes give to pairs of near duplicates (a real article and the
+  same article with one small change: numbers, a dropped or a replaced paragraph,
+  boilerplate lines, a related articles block, or three of these at once) and to pairs of
+  different articles (English: every pair of WCXB articles, and pairs sharing one
+  boilerplate block; Chinese: every pair of the NetEase articles, one site); and the cost
+  of the feature hash functions.
 
 Output is Markdown on stdout: tables, machine facts, the command line, elapsed time.
 """
@@ -61,9 +62,8 @@ import simhash as simhash_package
 import trafilatura
 import xxhash
 
-from crawler.defaults import DEDUP_EXTRACTOR
-from crawler.extract import EXTRACTORS, TRAFILATURA_OPTIONS, extract
-from crawler.fingerprints import (
+from crawler.content.extract import EXTRACTORS, TRAFILATURA_OPTIONS, extract
+from crawler.content.fingerprints import (
     CJK_NGRAM,
     WORD_NGRAMS,
     hamming_distance,
@@ -71,7 +71,8 @@ from crawler.fingerprints import (
     simhash_of_features,
     text_features,
 )
-from crawler.neardup import TextFingerprint, fingerprint_text
+from crawler.content.neardup import TextFingerprint, fingerprint_text
+from crawler.defaults import DEDUP_EXTRACTOR
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

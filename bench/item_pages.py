@@ -43,7 +43,7 @@ from scrapy.exceptions import DropItem
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
-from crawler.item_pages import ItemPage, item_pages
+from crawler.content.item_pages import ItemPage, item_pages
 from crawler.pipelines import NearDuplicatePipeline
 
 CORPUS_ENV_VAR = "DEDUP_CORPUS_DIR"

@@ -1,4 +1,5 @@
-"""Benchmark :class:`crawler.index.memory.MemoryFingerprintIndex` against ``simhash.SimhashIndex``.
+"""Benchmark :class:`crawler.content.index.memory.MemoryFingerprintIndex` against
+``simhash.SimhashIndex``.
 
 Usage (from the repository root)::
 
@@ -40,7 +41,7 @@ What the numbers mean, and what the script promises about them:
 * **Redis.** With ``--redis-docs N`` (default 1,000,000; 0 to skip), a ``redis-server``
   on this machine and the corpus (``--corpus``, else ``$DEDUP_CORPUS_DIR``, else
   ``<repo>/../shared/corpus``), the script starts its own server (no persistence) and adds
-  N documents to a :class:`crawler.index.redis.RedisContentIndex`, one ``check_and_add``
+  N documents to a :class:`crawler.content.index.redis.RedisContentIndex`, one ``check_and_add``
   call each, keyed by the real URLs of ``<corpus>/url/real_urls.tsv`` (from the 3,221st
   document on, each URL again with a ``p=<n>`` parameter); ``used_memory`` after minus
   before, per document, and the same without the lists that hold the keys
@@ -70,10 +71,10 @@ import numpy as np
 from machine import machine_facts as shared_machine_facts
 from simhash import Simhash, SimhashIndex
 
-from crawler.fingerprints import MINHASH_BYTES
-from crawler.index import BAND_BITS, BAND_MASK, MAX_QUERY_DISTANCE
-from crawler.index.memory import MemoryFingerprintIndex
-from crawler.neardup import NearDuplicateDetector, TextFingerprint
+from crawler.content.fingerprints import MINHASH_BYTES
+from crawler.content.index import BAND_BITS, BAND_MASK, MAX_QUERY_DISTANCE
+from crawler.content.index.memory import MemoryFingerprintIndex
+from crawler.content.neardup import NearDuplicateDetector, TextFingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -339,8 +340,8 @@ def redis_bytes_per_document(documents: int, corpus: Path) -> dict[str, Any] | N
     from redis_urlfilter import local_redis_server
     from urlfilter import load_seed_urls
 
-    from crawler.index.redis import RedisContentIndex
-    from crawler.redis_access import RedisConnection
+    from crawler.content.index.redis import RedisContentIndex
+    from crawler.redis.connection import RedisConnection
 
     seeds = load_seed_urls(corpus)
     rng = np.random.default_rng(SEED + 5)

@@ -18,7 +18,7 @@ What the numbers mean, and what the script promises about them:
   document: a manual has no two pages meant to say the same thing. Symbolic links (files
   and folders) are not followed, and a file whose resolved path or whose bytes were seen
   before, in this site or an earlier one, is the same document again: counted, not fed.
-  The main text is :func:`crawler.extract.extract` of the bytes, with the page's
+  The main text is :func:`crawler.content.extract.extract` of the bytes, with the page's
   ``file://`` URL, in ``--workers`` processes. A page whose main text is empty is counted
   and not fed (the item pipeline keeps such items unchecked).
 * **Detectors.** ``NearDuplicateDetector()`` with its defaults, fed in that order as the
@@ -34,7 +34,7 @@ What the numbers mean, and what the script promises about them:
   decisions whose match verification rejected (``Decision.rejected``) are counted: such a
   page is kept.
 * **Jaccard.** Of each dropped pair, the Jaccard similarity of the two pages' sets of word
-  bigrams, on the words of :func:`crawler.fingerprints.normalize_text` (default options)
+  bigrams, on the words of :func:`crawler.content.fingerprints.normalize_text` (default options)
   of each page's whole visible text (resiliparse's plain text of the whole page, without
   its main-content heuristics), not of the extractions: two pages whose extractions are
   equal (an index page and the sidebar it shares with a search page) compare as 1.0 on
@@ -78,11 +78,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from machine import machine_facts as shared_machine_facts
 
-from crawler import fingerprints
+from crawler.content import fingerprints
+from crawler.content.extract import decode_html, extract
+from crawler.content.fingerprints import normalize_text
+from crawler.content.neardup import NearDuplicateDetector
 from crawler.defaults import DEDUP_EXTRACTOR
-from crawler.extract import decode_html, extract
-from crawler.fingerprints import normalize_text
-from crawler.neardup import NearDuplicateDetector
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -105,11 +105,11 @@ TEXT_START_CHARS: Final = 60
 JACCARD_BINS: Final = (0.0, 0.1, 0.3, 0.5, 0.8, 1.0)
 #: The modules whose behaviour is measured, reported with their hash and git state.
 MEASURED_MODULES: Final = (
-    "crawler.extract",
-    "crawler.fingerprints",
-    "crawler.neardup",
-    "crawler.index",
-    "crawler.index.memory",
+    "crawler.content.extract",
+    "crawler.content.fingerprints",
+    "crawler.content.neardup",
+    "crawler.content.index",
+    "crawler.content.index.memory",
 )
 
 

@@ -13,7 +13,7 @@ What the numbers mean, and what the script promises about them:
   ``chinese-cx/RawHtml/*.html`` (74 NetEase pages in GBK or UTF-8). ``--pages N`` takes
   the first N of each folder. The corpus folder is ``--corpus``, else
   ``$DEDUP_CORPUS_DIR``, else ``<repo>/../shared/corpus``; nothing is copied from it.
-* **Copies.** Each base page is decoded (:func:`crawler.extract.decode_html`), parsed with
+* **Copies.** Each base page is decoded (:func:`crawler.content.extract.decode_html`), parsed with
   lxml, edited, serialized and encoded back in its own charset, once per perturbation,
   each copy a different URL. The edits, deterministic for a given ``--seed``:
 
@@ -84,7 +84,7 @@ What the numbers mean, and what the script promises about them:
   it, and negative pairs within it, show what the fingerprint can do without the
   stream's order effects. Only for the columns that have such a rule alone: today's
   first stage and the anchors.
-* **Columns**, each on :func:`crawler.extract.main_text` of each page (ours fed as the
+* **Columns**, each on :func:`crawler.content.extract.main_text` of each page (ours fed as the
   item pipeline feeds the detector: the text with the size class of its page):
 
   1. *Today's first stage* (unverified): ``NearDuplicateDetector(second_stage=False,
@@ -101,7 +101,7 @@ What the numbers mean, and what the script promises about them:
   3. *Anchor*: ``simhash.Simhash(text).value`` (the package default: lower case, word
      characters only, character 4-grams, MD5, weighted by count) on the same text, with
      the first stage's rule: exact check on equal text, Hamming threshold 2 below 200
-     characters of normalized text (:func:`crawler.fingerprints.normalize_text`) and 3
+     characters of normalized text (:func:`crawler.content.fingerprints.normalize_text`) and 3
      from there, exact check only below 50; the nearest kept fingerprint within the
      threshold, found by brute force. Under NumPy 2 the package raises ``OverflowError``
      when a 4-gram occurs more than 255 times (simhash issue #74): such items get the
@@ -166,11 +166,11 @@ import simhash as simhash_package
 import tldextract
 from machine import machine_facts as shared_machine_facts
 
-from crawler import fingerprints
+from crawler.content import fingerprints
+from crawler.content.extract import EXTRACTORS, Extractor, decode_html, extract
+from crawler.content.fingerprints import normalize_text, simhash_of_normalized
+from crawler.content.neardup import Decision, Match, NearDuplicateDetector
 from crawler.defaults import DEDUP_EXTRACTOR
-from crawler.extract import EXTRACTORS, Extractor, decode_html, extract
-from crawler.fingerprints import normalize_text, simhash_of_normalized
-from crawler.neardup import Decision, Match, NearDuplicateDetector
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -446,7 +446,8 @@ def read_page(page: BasePage) -> bytes:
 
 
 def parse_page(data: bytes) -> tuple[str, HtmlElement]:
-    """Decode *data* as :func:`crawler.extract.extract` does; return the codec and the tree."""
+    """Decode *data* as :func:`crawler.content.extract.extract` does; return the codec and
+    the tree."""
     codec, markup = decode_html(data)
     markup = _XML_DECLARATION.sub("", markup.lstrip("\ufeff"), count=1)
     return codec, lxml.html.document_fromstring(markup)

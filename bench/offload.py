@@ -26,8 +26,8 @@ import time
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
-from crawler.extract import main_text
-from crawler.fingerprints import content_hash, normalize_text, simhash_of_normalized
+from crawler.content.extract import main_text
+from crawler.content.fingerprints import content_hash, normalize_text, simhash_of_normalized
 
 TICK = 0.005
 

@@ -56,8 +56,8 @@ from machine import machine_facts
 from redis_urlfilter import free_loopback_port
 from scrapy.settings import Settings
 
-from crawler.from_settings import redis_seen_store, url_signature
-from crawler.urls import UrlRules
+from crawler.url.canonical import UrlRules
+from crawler.url.configuration import redis_seen_store, url_signature
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

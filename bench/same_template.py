@@ -24,7 +24,7 @@ What the numbers mean, and what the script promises about them:
   share their article, and the two made from one article share none of its paragraphs.
 * **Detectors.** For each extractor, one ``NearDuplicateDetector()`` with its defaults
   fed every page in file order (a template page, then its two), the text of
-  :func:`crawler.extract.extract` with that extractor, fingerprinted with its page's size
+  :func:`crawler.content.extract.extract` with that extractor, fingerprinted with its page's size
   class as the item pipeline does. Every duplicate decision is a **false flag**: a page
   lost. The target is none; today's pages where every extractor fails are listed.
 * **Cost.** CPU time (process time) of the extraction, decoding included, per page, and
@@ -51,10 +51,10 @@ from typing import TYPE_CHECKING, Any
 import lxml.html
 from machine import machine_facts
 
+from crawler.content.extract import EXTRACTORS, Extractor, decode_html, extract, kept_little
+from crawler.content.fingerprints import page_size_class
+from crawler.content.neardup import NearDuplicateDetector
 from crawler.defaults import DEDUP_EXTRACTOR
-from crawler.extract import EXTRACTORS, Extractor, decode_html, extract, kept_little
-from crawler.fingerprints import page_size_class
-from crawler.neardup import NearDuplicateDetector
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

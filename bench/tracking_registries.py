@@ -10,7 +10,7 @@ What the numbers mean:
 * **URLs.** The http(s) URLs of ``<corpus>/url/real_urls.tsv`` (real pages of several
   evaluation sets), each in its canonical form with the default rules.
 * **Variants.** For each public registry in ``<corpus>/url/tracking-params`` (read by
-  :mod:`crawler.tracking_registries`: the names it strips on every site), each URL gets one
+  :mod:`crawler.url.tracking_registries`: the names it strips on every site), each URL gets one
   of that registry's names (in turn, so every name is used) with a value, appended to its
   query. A variant is *merged* when its canonical form is the URL's: one download where a
   crawl without the rule makes two. Names a registry lists that the defaults keep (a word a
@@ -28,8 +28,8 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from crawler.tracking_registries import global_names
-from crawler.urls import UrlCanonicalizer
+from crawler.url.canonical import UrlCanonicalizer
+from crawler.url.tracking_registries import global_names
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 CONTENT_PARAMS = ("page", "id", "q", "sort", "lang", "p", "category", "offset", "year", "v")

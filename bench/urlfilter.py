@@ -77,9 +77,9 @@ from scrapy.utils.test import get_crawler
 from w3lib.url import canonicalize_url as w3lib_canonicalize_url
 
 from crawler.dupefilters import URLDupeFilter
-from crawler.stores.bloom import BloomSeenSet
-from crawler.urls import UrlCanonicalizer
-from crawler.urls import canonicalize_url as dedup_canonicalize_url
+from crawler.url.canonical import UrlCanonicalizer
+from crawler.url.canonical import canonicalize_url as dedup_canonicalize_url
+from crawler.url.stores.bloom import BloomSeenSet
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -728,8 +728,8 @@ def measure_memory(spec_name: str, pickled_requests: bytes, capacity: int) -> Me
 def canonicalizers() -> dict[str, Callable[[str], str]]:
     return {
         "w3lib.url.canonicalize_url": w3lib_canonicalize_url,
-        "crawler.urls.canonicalize_url": dedup_canonicalize_url,
-        "crawler.urls.UrlCanonicalizer()": UrlCanonicalizer(),
+        "crawler.url.canonical.canonicalize_url": dedup_canonicalize_url,
+        "crawler.url.canonical.UrlCanonicalizer()": UrlCanonicalizer(),
     }
 
 

@@ -28,9 +28,8 @@ from crawler import defaults
 from crawler.exporters import JSON_LINES_FORMATS, FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
 from crawler.item_key_pipeline import ItemKeyPipeline
-from crawler.learned_rules import LearnedRulesMiddleware
 from crawler.logformatter import DedupLogFormatter
-from crawler.middlewares import FrontierMiddleware, ItemPageMiddleware
+from crawler.middlewares import FrontierMiddleware, ItemPageMiddleware, LearnedRulesMiddleware
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

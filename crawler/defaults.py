@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from crawler.tracking_params import DEFAULT_STRIP_PARAMS
+from crawler.url.tracking_params import DEFAULT_STRIP_PARAMS
 
 #: Write one JSON line per filtered request and per content decision (kept,
 #: dropped, marked) to this file.
@@ -29,7 +29,7 @@ DEDUP_CONTENT_ENABLED = True
 
 #: Where pages are extracted and fingerprinted: ``"auto"``, in the crawl process while it
 #: keeps up, and in worker processes only (one per CPU core) once pages have waited for it
-#: (crawler/extraction_lane.py); or a number of worker processes from the start (0:
+#: (crawler/content/extraction_lane.py); or a number of worker processes from the start (0:
 #: threads of the crawl process only).
 DEDUP_CONTENT_WORKERS: int | str = "auto"
 

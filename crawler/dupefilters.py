@@ -26,11 +26,22 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str, request_from_dict
 
-from crawler import canonical_links, defaults
+from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.audit import URL_LEVEL, AuditLog
 from crawler.closing import close_once_opened, close_spider
-from crawler.from_settings import (
+from crawler.redis.connection import (
+    PROBE_INTERVAL,
+    RedisFaultPending,
+    RedisLeftAlone,
+    RedisStartRefused,
+    RedisUnavailable,
+    redact,
+)
+from crawler.state.lock import lock_state_dir, unlock_state_dir
+from crawler.url import canonical_links
+from crawler.url.canonical import UrlCanonicalizer
+from crawler.url.configuration import (
     FILL_WARNING_RATIO,
     REDIS_BACKENDS,
     keeps_local_frontier,
@@ -43,24 +54,16 @@ from crawler.from_settings import (
     url_rules_from_settings,
     url_signature,
 )
-from crawler.frontier import Frontier
-from crawler.held_requests import HeldRequests
-from crawler.learned_rules import (
+from crawler.url.frontier import Frontier
+from crawler.url.held_requests import HeldRequests
+from crawler.url.learned_rules import (
     LearnedRules,
     SharedRules,
     learner_from_settings,
     shared_rules_key,
 )
-from crawler.redis_access import (
-    PROBE_INTERVAL,
-    RedisFaultPending,
-    RedisLeftAlone,
-    RedisStartRefused,
-    RedisUnavailable,
-    redact,
-)
-from crawler.request_keys import request_key
-from crawler.request_meta import (
+from crawler.url.request_keys import request_key
+from crawler.url.request_meta import (
     META_HELD,
     META_ITEMS_SETTLED,
     META_KEY,
@@ -69,14 +72,12 @@ from crawler.request_meta import (
     META_URL,
     is_frontier_middleware,
 )
-from crawler.state_lock import lock_state_dir, unlock_state_dir
-from crawler.stores.journaled import JournaledSeenStore
-from crawler.stores.redis_shards import (
+from crawler.url.stores.journaled import JournaledSeenStore
+from crawler.url.stores.redis_shards import (
     REDIS_SEEN_STORES,
     RedisSeenStore,
     redis_store_whereabouts,
 )
-from crawler.urls import UrlCanonicalizer
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -87,8 +88,8 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
-    from crawler.stores import SeenSet
-    from crawler.url_learning import RuleKey
+    from crawler.url.learning import RuleKey
+    from crawler.url.stores import SeenSet
 
 logger = logging.getLogger(__name__)
 
@@ -197,7 +198,7 @@ def request_to_dict(request: Request, spider: Spider | None) -> dict[str, Any]:
 class URLDupeFilter(BaseDupeFilter):
     """Filter requests whose method, canonical URL and body were seen before.
 
-    * URLs are compared in canonical form (:mod:`crawler.urls`): tracking
+    * URLs are compared in canonical form (:mod:`crawler.url.canonical`): tracking
       parameters, query order, host case, trailing slashes, fragments and
       session ids do not make a page new;
     * seen keys live in a Bloom filter (``DEDUP_URL_BACKEND = "bloom"``) or an
@@ -779,7 +780,7 @@ class URLDupeFilter(BaseDupeFilter):
 
     def _response_received(self, response: Response, request: Request, spider: Spider) -> None:
         """Record the canonical URL a page declares as seen, when it only removes query
-        parameters from the page's URL (:mod:`crawler.canonical_links`): a later link to
+        parameters from the page's URL (:mod:`crawler.url.canonical_links`): a later link to
         it would download what was just downloaded."""
         if request.method != "GET" or response.status != 200 or not self._opened:
             return

@@ -19,7 +19,12 @@ from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.audit import ITEM_LEVEL, AuditLog
 from crawler.closing import close_spider
-from crawler.from_settings import (
+from crawler.content.item_keys import ITEM_KEY_VERSION, item_key
+from crawler.logformatter import DuplicateItem
+from crawler.off_reactor import in_thread
+from crawler.redis.connection import RedisFaultPending, RedisStartRefused, RedisUnavailable
+from crawler.state.lock import lock_state_dir, unlock_state_dir
+from crawler.url.configuration import (
     FILL_WARNING_RATIO,
     REDIS_BACKENDS,
     redis_seen_store,
@@ -30,19 +35,14 @@ from crawler.from_settings import (
     store_params_by_setting,
     url_backend_from_settings,
 )
-from crawler.item_keys import ITEM_KEY_VERSION, item_key
-from crawler.logformatter import DuplicateItem
-from crawler.off_reactor import in_thread
-from crawler.redis_access import RedisFaultPending, RedisStartRefused, RedisUnavailable
-from crawler.state_lock import lock_state_dir, unlock_state_dir
-from crawler.stores.journaled import JournaledSeenStore
-from crawler.stores.redis_shards import REDIS_SEEN_STORES, RedisSeenStore
+from crawler.url.stores.journaled import JournaledSeenStore
+from crawler.url.stores.redis_shards import REDIS_SEEN_STORES, RedisSeenStore
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-    from crawler.stores import SeenSet
+    from crawler.url.stores import SeenSet
 
 logger = logging.getLogger(__name__)
 

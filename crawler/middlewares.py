@@ -1,4 +1,9 @@
-"""Tell the URL dupefilter when Scrapy is done with a request.
+"""The dedup middlewares:
+
+* :class:`FrontierMiddleware` tells the URL dupefilter when Scrapy is done with a request;
+* :class:`ItemPageMiddleware` records the page each item came from, for the content level;
+* :class:`LearnedRulesMiddleware` drops a queued request that a URL rule learned since
+  makes a repeat.
 
 ``FrontierMiddleware`` is both a spider middleware and a downloader
 middleware (the add-on enables it as both). It sends
@@ -33,18 +38,18 @@ from __future__ import annotations
 
 import logging
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from itemadapter import ItemAdapter, is_item
 from scrapy import Request
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.asyncio import call_later
 
 from crawler import defaults, signals
-from crawler.from_settings import check_url_state
-from crawler.item_pages import ItemPage, ItemPages, item_pages
-from crawler.request_meta import META_HELD, META_ITEMS_SETTLED, META_UNCHECKED
+from crawler.content.item_pages import ItemPage, ItemPages, item_pages
+from crawler.url.configuration import check_url_state
+from crawler.url.request_meta import META_HELD, META_ITEMS_SETTLED, META_UNCHECKED
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -243,7 +248,7 @@ class FrontierMiddleware:
 
 
 class ItemPageMiddleware:
-    """Record the page each item came from (:mod:`crawler.item_pages`), for the content
+    """Record the page each item came from (:mod:`crawler.content.item_pages`), for the content
     level to read when an item holds no page or text of its own.
 
     * the first such item of a callback's output is recorded with the response's body and
@@ -319,3 +324,33 @@ class _ItemsOfOutput:
             self.pages.revise(self.first, ItemPage(url, 0))
             self.first = None
         self.pages.put(output, ItemPage(url, index))
+
+
+class FiltersBeforeDownload(Protocol):
+    """What :class:`LearnedRulesMiddleware` asks of the URL dupefilter."""
+
+    def filtered_before_download(self, request: Request) -> bool: ...
+
+
+class LearnedRulesMiddleware:
+    """Downloader middleware: drops a request that a URL rule learned after it was
+    scheduled makes a repeat (``IgnoreRequest``, counted in
+    ``dedup/url/learned/dropped_before_download``). The add-on enables it; it does nothing
+    without :class:`~crawler.dupefilters.URLDupeFilter`."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.dupefilter: FiltersBeforeDownload | None = None
+        crawler.signals.connect(self._dupefilter_opened, signal=signals.url_dupefilter_opened)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def _dupefilter_opened(self, dupefilter: FiltersBeforeDownload) -> None:
+        self.dupefilter = dupefilter
+
+    def process_request(self, request: Request) -> None:
+        if self.dupefilter is not None and self.dupefilter.filtered_before_download(request):
+            self.crawler.stats.inc_value("dedup/url/learned/dropped_before_download")
+            raise IgnoreRequest(f"a learned URL rule makes {request.url} a repeat")

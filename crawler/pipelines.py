@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from itemadapter import ItemAdapter
 from scrapy.exceptions import CloseSpider, NotConfigured
 
-from crawler import canonical_links, defaults
+from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.audit import CONTENT_LEVEL, AuditLog
 from crawler.closing import close_spider
-from crawler.content_from_settings import (
+from crawler.content.configuration import (
     content_backend_from_settings,
     detector_from_settings,
     extract_timeout_from_settings,
@@ -34,38 +34,39 @@ from crawler.content_from_settings import (
     redis_content_index,
     workers_from_settings,
 )
-from crawler.from_settings import (
-    snapshot_every_from_settings,
-    state_dir_from_settings,
-    state_dir_setting,
-)
-from crawler.held_items import HeldItems
-from crawler.index.redis import RedisContentIndex
-from crawler.item_key_pipeline import ItemKeyPipeline
-from crawler.item_pages import item_pages, item_text
-from crawler.logformatter import DuplicateItem
-from crawler.neardup import NearDuplicateDetector, rejection_reason
-from crawler.off_reactor import in_thread
-from crawler.page_fingerprinter import PageFingerprinter
-from crawler.pages import PageFingerprint
-from crawler.redis_access import (
-    RedisStartRefused,
-    RedisUnavailable,
-    redact,
-)
-from crawler.representatives import (
+from crawler.content.held_items import HeldItems
+from crawler.content.index.redis import RedisContentIndex
+from crawler.content.item_pages import item_pages, item_text
+from crawler.content.neardup import NearDuplicateDetector, rejection_reason
+from crawler.content.page_fingerprinter import PageFingerprinter
+from crawler.content.pages import PageFingerprint
+from crawler.content.representatives import (
     STRONG_REASONS,
     better_representative,
     may_be_superseded,
     same_page,
 )
-from crawler.state_lock import lock_state_dir, unlock_state_dir
+from crawler.item_key_pipeline import ItemKeyPipeline
+from crawler.logformatter import DuplicateItem
+from crawler.off_reactor import in_thread
+from crawler.redis.connection import (
+    RedisStartRefused,
+    RedisUnavailable,
+    redact,
+)
+from crawler.state.lock import lock_state_dir, unlock_state_dir
+from crawler.url import canonical_links
+from crawler.url.configuration import (
+    snapshot_every_from_settings,
+    state_dir_from_settings,
+    state_dir_setting,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-    from crawler.neardup import Decision, Match
+    from crawler.content.neardup import Decision, Match
 
 __all__ = ["ItemKeyPipeline", "NearDuplicatePipeline"]
 
@@ -419,7 +420,7 @@ class NearDuplicatePipeline:
 
     def _better_than(self, url: str, kept: str) -> str | None:
         """Why *url* represents its text better than the copy *kept* (see
-        :mod:`crawler.representatives`), or ``None``."""
+        :mod:`crawler.content.representatives`), or ``None``."""
         return better_representative(url, kept, kept_declares=self._declared.get(kept))
 
     def _representative(self, url: str) -> str:

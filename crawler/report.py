@@ -15,7 +15,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, URL_LEVEL
-from crawler.fingerprints import FINGERPRINT_BITS
+from crawler.content.fingerprints import FINGERPRINT_BITS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -3,7 +3,7 @@
 scrapy-redis's scheduler pops a request from the shared queue and forgets it:
 a worker killed before the page is crawled loses it (its URL is already in the
 seen store, so no worker crawls it again). This scheduler takes each request
-under a lease (:mod:`crawler.leases`) and gives the lease up when
+under a lease (:mod:`crawler.redis.leases`) and gives the lease up when
 :class:`~crawler.middlewares.FrontierMiddleware` reports the request finished.
 The leases of a worker whose heartbeat stopped go back to the queue::
 
@@ -33,8 +33,7 @@ from scrapy_redis.scheduler import Scheduler
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.closing import close_once_opened, close_spider
-from crawler.leases import Lease, RequestLeases
-from crawler.redis_access import (
+from crawler.redis.connection import (
     RedisConnection,
     RedisFaultPending,
     RedisStartRefused,
@@ -44,7 +43,8 @@ from crawler.redis_access import (
     redis_params_from_settings,
     wait_while_redis_fails,
 )
-from crawler.request_meta import (
+from crawler.redis.leases import Lease, RequestLeases
+from crawler.url.request_meta import (
     FRONTIER_MIDDLEWARE,
     META_LEASE,
     META_TAKEN_BACK,

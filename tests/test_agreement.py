@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from crawler.agreement import MIN_SECOND_SHARE, agreed_lines
+from crawler.content.agreement import MIN_SECOND_SHARE, agreed_lines
 
 ARTICLE = [
     "The council voted on Tuesday to rebuild the old footbridge over the river.",

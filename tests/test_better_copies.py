@@ -9,9 +9,13 @@ from urllib.parse import urlsplit
 import pytest
 from scrapy.exceptions import DropItem
 
+from crawler.content.held_items import HeldItems
+from crawler.content.representatives import (
+    better_representative,
+    has_copy_marker,
+    may_be_superseded,
+)
 from crawler.demo.site import build_site
-from crawler.held_items import HeldItems
-from crawler.representatives import better_representative, has_copy_marker, may_be_superseded
 from tests.conftest import DemoSiteProcess, final_stat, run_scrapy, scrapy_crawl_command
 from tests.test_pipelines import PARAGRAPHS, make_pipeline, page, process, stats
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from crawler.canonical_links import from_html, from_link_headers, refusal
+from crawler.url.canonical_links import from_html, from_link_headers, refusal
 from tests.conftest import final_stat, run_scrapy, scrapy_crawl_command
 
 if TYPE_CHECKING:

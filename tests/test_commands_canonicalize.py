@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from crawler.urls import UrlCanonicalizer, canonicalize_url
+from crawler.url.canonical import UrlCanonicalizer, canonicalize_url
 from tests.conftest import REPO_ROOT, _child_env, scrapy_command
 
 MESSY = "HTTP://Example.COM:80/a/./b/?utm_source=x&b=2&a=1#top"

@@ -14,9 +14,9 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
+from crawler.content.extract import extract
+from crawler.content.fingerprints import normalize_text
 from crawler.defaults import DEDUP_EXTRACTOR
-from crawler.extract import extract
-from crawler.fingerprints import normalize_text
 from tests.conftest import REPO_ROOT, _child_env, final_stat, run_scrapy, scrapy_crawl_command
 from tests.test_site_spider import predict_stock_crawl
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from crawler.fingerprints import hamming_distance, simhash
+from crawler.content.fingerprints import hamming_distance, simhash
 from tests.test_offline import EDITED_COMMENT, LONG_COMMENT, letters
 
 if TYPE_CHECKING:

@@ -22,6 +22,7 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 from simhash import Simhash
 
+from crawler.content.extract import main_text
 from crawler.demo.server import DemoServer
 from crawler.demo.site import (
     FBCLID_VALUE,
@@ -33,7 +34,6 @@ from crawler.demo.site import (
     build_site,
     extract_hrefs,
 )
-from crawler.extract import main_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

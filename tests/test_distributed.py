@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from crawler.redis_access import RedisConnection
+from crawler.redis.connection import RedisConnection
 from tests.conftest import REPO_ROOT, _child_env, final_stat, scrapy_crawl_command, start_scrapy
 
 WORKERS = 3

@@ -12,8 +12,8 @@ from scrapy.utils.test import get_crawler
 
 from crawler import signals as dedup_signals
 from crawler.dupefilters import META_KEY, URLDupeFilter, request_to_dict
-from crawler.persistence import StateFileError
 from crawler.pipelines import NearDuplicatePipeline
+from crawler.state.persistence import StateFileError
 from tests.conftest import ManualClock
 
 BACKENDS = ["bloom", "memory"]
@@ -360,7 +360,7 @@ def test_unfinished_requests_are_resumed_after_a_kill(tmp_path):
 
 
 def _resumed(dupefilter: URLDupeFilter) -> list[Request]:
-    from crawler.frontier import Frontier
+    from crawler.url.frontier import Frontier
 
     assert dupefilter.frontier is not None
     scheduled: list[Request] = []

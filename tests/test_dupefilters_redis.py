@@ -16,7 +16,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_redis.scheduler import Scheduler as RedisScheduler
 
 from crawler.dupefilters import URLDupeFilter
-from crawler.redis_access import RedisSignatureMismatch
+from crawler.redis.connection import RedisSignatureMismatch
 from tests.conftest import ManualClock
 
 

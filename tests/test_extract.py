@@ -1,6 +1,6 @@
 # Chinese test texts are written with full-width punctuation, as Chinese is.
 # ruff: noqa: RUF001
-"""Tests for :mod:`crawler.extract`: main text, decoding, and the outcome of bad input."""
+"""Tests for :mod:`crawler.content.extract`: main text, decoding, and the outcome of bad input."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import trafilatura
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import crawler.extract
-from crawler.extract import (
+import crawler.content.extract
+from crawler.content.extract import (
     DEFAULT_MAX_BYTES,
     TRAFILATURA_OPTIONS,
     Extraction,
@@ -381,12 +381,16 @@ def test_an_error_inside_trafilatura_falls_back_to_resiliparse(
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(trafilatura, "extract", explode)
-    with caplog.at_level(logging.DEBUG, logger="crawler.extract"):
+    with caplog.at_level(logging.DEBUG, logger="crawler.content.extract"):
         result = extract(article_page().encode(), url="https://news.example/bridge")
     assert (result.status, result.fallback) == ("ok", True)
     assert all(paragraph in result.text for paragraph in PARAGRAPHS)
     assert caplog.record_tuples == [
-        ("crawler.extract", logging.DEBUG, "trafilatura failed on https://news.example/bridge")
+        (
+            "crawler.content.extract",
+            logging.DEBUG,
+            "trafilatura failed on https://news.example/bridge",
+        )
     ]
 
 
@@ -397,8 +401,8 @@ def test_an_error_inside_both_extractors_is_reported_as_failed(
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(trafilatura, "extract", explode)
-    monkeypatch.setitem(crawler.extract._EXTRACT, "resiliparse", explode)
-    with caplog.at_level(logging.DEBUG, logger="crawler.extract"):
+    monkeypatch.setitem(crawler.content.extract._EXTRACT, "resiliparse", explode)
+    with caplog.at_level(logging.DEBUG, logger="crawler.content.extract"):
         result = extract(article_page().encode(), url="https://news.example/bridge")
     assert result == Extraction("", "failed", "utf-8", fallback=True)
     assert [message for *_, message in caplog.record_tuples] == [
@@ -412,7 +416,7 @@ def test_without_the_other_extractor_an_error_is_failed(monkeypatch: pytest.Monk
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(trafilatura, "extract", explode)
-    monkeypatch.setattr(crawler.extract, "_installed", lambda name: name == "trafilatura")
+    monkeypatch.setattr(crawler.content.extract, "_installed", lambda name: name == "trafilatura")
     assert extract(article_page().encode()) == Extraction("", "failed", "utf-8")
 
 
@@ -440,9 +444,9 @@ def test_auto_asks_trafilatura_when_resiliparse_keeps_little_of_the_page() -> No
         f"<footer><p>{FOOTER}</p></footer></body></html>"
     ).encode()
     fast = extract(page, extractor="resiliparse")
-    assert len(fast.text) < crawler.extract.AUTO_MIN_SHARE * fast.page_chars
+    assert len(fast.text) < crawler.content.extract.AUTO_MIN_SHARE * fast.page_chars
     result = extract(page, extractor="auto")
-    expected = trafilatura.extract(page, **crawler.extract.AUTO_TRAFILATURA_OPTIONS)
+    expected = trafilatura.extract(page, **crawler.content.extract.AUTO_TRAFILATURA_OPTIONS)
     assert result.text == expected
     assert_is_the_article(result.text)
     # the page's size is resiliparse's count either way, so that sizes compare
@@ -459,7 +463,7 @@ def test_auto_asks_trafilatura_without_the_stop_words_of_every_language() -> Non
     page = '<html><body><div class="sidebar"><p>Opening hours: 9 to 5.</p></div></body></html>'
     script = (
         "import sys, trafilatura.external as external\n"
-        "from crawler.extract import extract\n"
+        "from crawler.content.extract import extract\n"
         "text = extract(sys.stdin.read().encode(), extractor=sys.argv[1]).text\n"
         "print(bool(text), external.JT_STOPLIST is not None)\n"
     )
@@ -491,8 +495,8 @@ def test_auto_keeps_resiliparse_text_of_a_small_page_unless_it_is_empty() -> Non
     hours = "<p>Opening hours: 9 to 5, Monday to Friday.</p>"
     page = f"<html><body><nav><ul>{nav}</ul></nav><main>{hours}</main></body></html>".encode()
     fast = extract(page, extractor="resiliparse")
-    assert fast.page_chars < crawler.extract.AUTO_MIN_PAGE_CHARS
-    assert len(fast.text) < crawler.extract.AUTO_MIN_SHARE * fast.page_chars
+    assert fast.page_chars < crawler.content.extract.AUTO_MIN_PAGE_CHARS
+    assert len(fast.text) < crawler.content.extract.AUTO_MIN_SHARE * fast.page_chars
     assert extract(page, extractor="auto") == fast
     # nothing at all: trafilatura is asked, however small the page
     hidden = b'<html><body><div class="sidebar"><p>Opening hours: 9 to 5.</p></div></body></html>'

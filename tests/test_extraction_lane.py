@@ -4,8 +4,8 @@ import threading
 
 import pytest
 
-import crawler.extraction_lane
-from crawler.extraction_lane import ExtractionLane
+import crawler.content.extraction_lane
+from crawler.content.extraction_lane import ExtractionLane
 
 
 class Clock:
@@ -19,7 +19,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch):
     clock = Clock()
-    monkeypatch.setattr(crawler.extraction_lane, "time", clock)
+    monkeypatch.setattr(crawler.content.extraction_lane, "time", clock)
     return clock
 
 

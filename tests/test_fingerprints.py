@@ -1,6 +1,6 @@
 # Chinese test texts are written with full-width punctuation, as Chinese is.
 # ruff: noqa: RUF001
-"""Tests for :mod:`crawler.fingerprints`: normalization, content hash and SimHash."""
+"""Tests for :mod:`crawler.content.fingerprints`: normalization, content hash and SimHash."""
 
 from __future__ import annotations
 
@@ -25,11 +25,11 @@ import simhash as simhash_package
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import crawler.numbers_signature
-from crawler import normalization
-from crawler.extract import main_text
-from crawler.feature_hashes import feature_hash
-from crawler.fingerprints import (
+import crawler.content.numbers_signature
+from crawler.content import normalization
+from crawler.content.extract import main_text
+from crawler.content.feature_hashes import feature_hash
+from crawler.content.fingerprints import (
     CJK_NGRAM,
     FINGERPRINT_BITS,
     FINGERPRINT_VERSION,
@@ -53,7 +53,7 @@ from crawler.fingerprints import (
     simhash_of_normalized,
     text_features,
 )
-from crawler.neardup import NearDuplicateDetector
+from crawler.content.neardup import NearDuplicateDetector
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS_DIR = Path(os.environ.get("DEDUP_CORPUS_DIR") or REPO_ROOT.parent / "shared" / "corpus")
 NEAR = 3
-#: How far the detector's second stage looks (crawler.neardup).
+#: How far the detector's second stage looks (crawler.content.neardup).
 WIDE = 10
 
 # Two local-news articles written for these tests: same style, different stories.
@@ -526,7 +526,7 @@ def test_features_hashed_in_the_text_are_the_features_written_out(text: str) -> 
 @settings(max_examples=500)
 def test_numbers_are_read_where_the_expression_would_find_them(text: str) -> None:
     normalized = normalize_text(text)
-    module = crawler.numbers_signature
+    module = crawler.content.numbers_signature
     scanned = [match.span() for match in module._NUMBER_TOKEN.finditer(normalized)]
     assert [match.span() for match in module._number_tokens(normalized)] == scanned
 
@@ -648,7 +648,7 @@ def test_simhash_of_features_ignores_weights_below_one() -> None:
 def test_simhash_is_the_same_in_other_processes() -> None:
     script = (
         "import sys\n"
-        "from crawler.fingerprints import content_hash, normalize_text, simhash\n"
+        "from crawler.content.fingerprints import content_hash, normalize_text, simhash\n"
         "text = sys.stdin.read()\n"
         "print(simhash(text), content_hash(normalize_text(text)).hex())\n"
     )

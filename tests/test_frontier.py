@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from crawler.frontier import Frontier
-from crawler.request_keys import request_key
+from crawler.url.frontier import Frontier
+from crawler.url.request_keys import request_key
 
 KEY_A = request_key("GET", "https://example.com/a")
 KEY_B = request_key("GET", "https://example.com/b")

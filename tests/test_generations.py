@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crawler.generations import Generations
-from crawler.persistence import StateFileError
-from crawler.request_keys import request_key
-from crawler.stores.bloom import BloomSeenSet
-from crawler.stores.generational import GenerationalSeenSet
-from crawler.stores.journaled import JournaledSeenStore
-from crawler.stores.memory import MemorySeenSet
+from crawler.state.persistence import StateFileError
+from crawler.url.generations import Generations
+from crawler.url.request_keys import request_key
+from crawler.url.stores.bloom import BloomSeenSet
+from crawler.url.stores.generational import GenerationalSeenSet
+from crawler.url.stores.journaled import JournaledSeenStore
+from crawler.url.stores.memory import MemorySeenSet
 from tests.conftest import ManualClock
 
 
@@ -151,7 +151,7 @@ def test_persisted_generations_survive_restarts_and_expire_while_stopped(tmp_pat
 def test_ttl_is_part_of_the_signature_of_a_state_dir(tmp_path):
     from scrapy.settings import Settings
 
-    from crawler.from_settings import url_rules_from_settings, url_signature
+    from crawler.url.configuration import url_rules_from_settings, url_signature
 
     rules = url_rules_from_settings(Settings())
     forever = MemorySeenSet()

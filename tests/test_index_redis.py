@@ -9,12 +9,12 @@ import threading
 import pytest
 import redis
 
-from crawler.fingerprints import numbers_conflict, numbers_signature
-from crawler.index import SharedMatch
-from crawler.index.memory import DocumentTable, MemoryFingerprintIndex
-from crawler.index.redis import _DISTANCE, RedisContentIndex
-from crawler.neardup import NearDuplicateDetector
-from crawler.redis_access import RedisConnection, RedisSignatureMismatch
+from crawler.content.fingerprints import numbers_conflict, numbers_signature
+from crawler.content.index import SharedMatch
+from crawler.content.index.memory import DocumentTable, MemoryFingerprintIndex
+from crawler.content.index.redis import _DISTANCE, RedisContentIndex
+from crawler.content.neardup import NearDuplicateDetector
+from crawler.redis.connection import RedisConnection, RedisSignatureMismatch
 from tests.test_neardup import copies_cases, numbers_cases, page_size_cases
 
 ARTICLE = " ".join(

@@ -16,10 +16,10 @@ from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
-from crawler.item_keys import item_key
-from crawler.persistence import StateFileError
+from crawler.content.item_keys import item_key
 from crawler.pipelines import ItemKeyPipeline
-from crawler.redis_access import RedisSignatureMismatch
+from crawler.redis.connection import RedisSignatureMismatch
+from crawler.state.persistence import StateFileError
 from tests.conftest import ManualClock, run_scrapy, scrapy_crawl_command
 
 

@@ -17,10 +17,10 @@ from scrapy.utils.test import get_crawler
 
 from crawler.demo.param_site import IRRELEVANT_PARAMS, RELEVANT_PARAMS, ParamSite
 from crawler.dupefilters import URLDupeFilter
-from crawler.learned_rules import SNAPSHOT_NAME, SharedRules, read_saved_rules
-from crawler.redis_access import RedisConnection
-from crawler.request_meta import META_TAKEN_BACK
-from crawler.url_learning import LearnedRule
+from crawler.redis.connection import RedisConnection
+from crawler.url.learned_rules import SNAPSHOT_NAME, SharedRules, read_saved_rules
+from crawler.url.learning import LearnedRule
+from crawler.url.request_meta import META_TAKEN_BACK
 from tests.conftest import run_scrapy, scrapy_command, scrapy_crawl_command, start_scrapy
 
 PRODUCTS = 150
@@ -259,7 +259,7 @@ def test_a_request_taken_back_from_a_killed_worker_is_never_dropped_before_downl
 
 
 def test_requests_past_the_held_limit_are_counted_and_still_verified(monkeypatch):
-    monkeypatch.setattr("crawler.learned_rules.MAX_HELD_REQUESTS", 1)
+    monkeypatch.setattr("crawler.url.learned_rules.MAX_HELD_REQUESTS", 1)
     crawler, dupefilter = filter_with_a_learned_rule(DEDUP_URL_LEARN_VERIFY_EVERY=3)
     assert not dupefilter.request_seen(Request("http://s.example/d"))
     sources = ("nav", "side", "top", "foot", "mail", "menu")
@@ -321,7 +321,7 @@ def test_by_hand_as_the_readme_says_downloads_what_the_add_on_downloads(
     for how, arguments in (("add-on", []), ("by hand", by_hand_arguments())):
         shop = demo_site_process_factory(site="params", articles=PRODUCTS)
         log = crawl(shop, *arguments)
-        assert "crawler.learned_rules.LearnedRulesMiddleware" in log, how
+        assert "crawler.middlewares.LearnedRulesMiddleware" in log, how
         hits = shop.hits()
         assert set(hits["by_resource"]) == resources(shop), how  # none lost to a rule
         downloads[how] = hits["total"] / len(resources(shop))

@@ -8,8 +8,8 @@ import time
 import pytest
 import redis
 
-from crawler.leases import RequestLeases
-from crawler.redis_access import RedisConnection
+from crawler.redis.connection import RedisConnection
+from crawler.redis.leases import RequestLeases
 
 QUEUE = "site:requests"
 

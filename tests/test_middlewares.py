@@ -12,14 +12,14 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from crawler import signals as dedup_signals
-from crawler.item_pages import ItemPage, item_pages
+from crawler.content.item_pages import ItemPage, item_pages
 from crawler.middlewares import (
     META_ITEMS_SETTLED,
     META_UNCHECKED,
     FrontierMiddleware,
     ItemPageMiddleware,
 )
-from crawler.request_meta import META_HELD
+from crawler.url.request_meta import META_HELD
 
 
 class NamedSpider(Spider):

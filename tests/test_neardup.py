@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.fingerprints import (
+from crawler.content.fingerprints import (
     content_hash,
     estimated_jaccard,
     hamming_distance,
@@ -28,15 +28,15 @@ from crawler.fingerprints import (
     page_size_class,
     simhash,
 )
-from crawler.index import MAX_QUERY_DISTANCE, band_layout
-from crawler.index.journaled import JournaledContentIndex
-from crawler.index.memory import (
+from crawler.content.index import MAX_QUERY_DISTANCE, band_layout
+from crawler.content.index.journaled import JournaledContentIndex
+from crawler.content.index.memory import (
     DocumentTable,
     MemoryContentHashTable,
     MemoryFingerprintIndex,
     tail_limit,
 )
-from crawler.neardup import (
+from crawler.content.neardup import (
     DEFAULT_SECOND_STAGE_DISTANCE,
     Decision,
     Match,
@@ -44,7 +44,7 @@ from crawler.neardup import (
     TextFingerprint,
     content_signature,
 )
-from crawler.persistence import StateFileError
+from crawler.state.persistence import StateFileError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BITS = 64
@@ -267,12 +267,12 @@ class CollidingContentHashes:
 
 def test_a_content_hash_collision_is_not_an_exact_duplicate(caplog):
     detector = NearDuplicateDetector(content_hashes=CollidingContentHashes())
-    with caplog.at_level(logging.WARNING, logger="crawler.neardup"):
+    with caplog.at_level(logging.WARNING, logger="crawler.content.neardup"):
         decision = detector.check("later", distinct_text(8))
     assert (decision.match, decision.added) == (None, True)
     assert caplog.record_tuples == [
         (
-            "crawler.neardup",
+            "crawler.content.neardup",
             logging.WARNING,
             "Content hash of later collides with that of earlier although their texts "
             "differ; not treated as an exact duplicate",
@@ -573,7 +573,7 @@ def test_entries_of_near_copies_persist(tmp_path, from_snapshot):
 
 KILL_SCRIPT = """
 import os, signal, sys
-from crawler.neardup import NearDuplicateDetector
+from crawler.content.neardup import NearDuplicateDetector
 from tests.test_neardup import distinct_text
 
 detector = NearDuplicateDetector()
@@ -671,7 +671,7 @@ def test_a_snapshot_with_inconsistent_sections_is_reported(tmp_path):
     state.open()
     state.add("a", 1, bytes(16), near_indexed=True)
     state.close()
-    from crawler.persistence import read_snapshot, write_snapshot
+    from crawler.state.persistence import read_snapshot, write_snapshot
 
     snapshot_path = tmp_path / "content-index.snapshot"
     loaded = read_snapshot(snapshot_path, "content-index", state.signature)

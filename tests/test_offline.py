@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from crawler.fingerprints import hamming_distance, simhash
-from crawler.neardup import NearDuplicateDetector
-from crawler.offline import PREVIEW_CHARS, RecordDeduplicator, Summary
+from crawler.content.fingerprints import hamming_distance, simhash
+from crawler.content.neardup import NearDuplicateDetector
+from crawler.content.records import PREVIEW_CHARS, RecordDeduplicator, Summary
 
 LONG_COMMENT = (
     "I disagree with the second point. The benchmark ignores the cost of warming up the cache "

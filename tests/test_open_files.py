@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from crawler.open_files import processes_holding
+from crawler.state.open_files import processes_holding
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from crawler.persistence import (
+from crawler.state.persistence import (
     STATE_FILES_NAME,
     Journal,
     StateFileError,
@@ -182,7 +182,7 @@ def test_appended_records_survive_kill_9(tmp_path):
         f"""
         import os, signal
         from pathlib import Path
-        from crawler.persistence import Journal
+        from crawler.state.persistence import Journal
         journal = Journal(Path({str(path)!r}), "frontier", {SIGNATURE!r})
         journal.open(lambda record: None)
         for i in range(1000):

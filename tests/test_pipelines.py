@@ -21,14 +21,14 @@ from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
-import crawler.extract
-import crawler.page_fingerprinter
+import crawler.content.extract
+import crawler.content.page_fingerprinter
 import crawler.pipelines
-from crawler.extract import EXTRACTORS
-from crawler.item_pages import ItemPage, item_pages
-from crawler.pages import fingerprint_page, fingerprint_page_within
-from crawler.persistence import StateFileError
+from crawler.content.extract import EXTRACTORS
+from crawler.content.item_pages import ItemPage, item_pages
+from crawler.content.pages import fingerprint_page, fingerprint_page_within
 from crawler.pipelines import NearDuplicatePipeline
+from crawler.state.persistence import StateFileError
 from tests.conftest import REPO_ROOT
 
 PARAGRAPHS = [
@@ -274,7 +274,7 @@ def extractions(monkeypatch):
         calls.append(kwargs)
         return fingerprint_page(*args, **kwargs)
 
-    monkeypatch.setattr(crawler.page_fingerprinter, "fingerprint_page", counted)
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "fingerprint_page", counted)
     return calls
 
 
@@ -313,7 +313,7 @@ def test_a_page_that_takes_too_long_passes_unchecked_and_later_pages_are_checked
     # 100,000 unclosed paragraphs: trafilatura takes tens of seconds over it
     flood = "<html><body>" + "".join(f"<p>word {n} here" for n in range(100_000))
     started = time.monotonic()
-    with caplog.at_level(logging.WARNING, logger="crawler.page_fingerprinter"):
+    with caplog.at_level(logging.WARNING, logger="crawler.content.page_fingerprinter"):
         item = process(pipeline, {"url": "https://a.test/flood", "html": flood})
     assert time.monotonic() - started < 3 + 5
     assert item["url"] == "https://a.test/flood"  # kept, unchecked
@@ -525,8 +525,8 @@ def test_a_worker_that_dies_on_a_page_loses_no_item(monkeypatch, caplog):
     failed with BrokenProcessPool, and the pool stayed broken)."""
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1})
     pipeline.fingerprinter.processes.submit(int).result()
-    monkeypatch.setattr(crawler.page_fingerprinter, "fingerprint_page_within", exit_worker)
-    with caplog.at_level(logging.WARNING, logger="crawler.page_fingerprinter"):
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "fingerprint_page_within", exit_worker)
+    with caplog.at_level(logging.WARNING, logger="crawler.content.page_fingerprinter"):
         item = process(pipeline, {"url": "https://a.test/crash", "html": page(PARAGRAPHS)})
     assert item["url"] == "https://a.test/crash"
     assert stats(pipeline)["dedup/content/timeout"] == 1
@@ -597,7 +597,7 @@ if __name__ == "__main__":
     crawler = get_crawler(NamedSpider, {"DEDUP_CONTENT_WORKERS": 1})
     pipeline = build_from_crawler(NearDuplicatePipeline, crawler)
     pipeline.open_spider()
-    names = ["scrapy", "twisted", "crawler.pages"]
+    names = ["scrapy", "twisted", "crawler.content.pages"]
     print(json.dumps(pipeline.fingerprinter.processes.submit(imported, names).result()))
     pipeline.close_spider()
 """
@@ -618,7 +618,11 @@ def test_workers_do_not_run_the_crawls_main_script(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert json.loads(result.stdout) == {"scrapy": False, "twisted": False, "crawler.pages": True}
+    assert json.loads(result.stdout) == {
+        "scrapy": False,
+        "twisted": False,
+        "crawler.content.pages": True,
+    }
 
 
 def distinct_articles(count: int, paragraphs: int = 60) -> list[str]:
@@ -654,7 +658,7 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     checked once, wherever it ran. 48 pages arrive at once: more than ten wait while 38
     are extracted, 0.6 s with trafilatura (17 ms a page on a 2-core Xeon of 2026), twelve
     times the 0.05 s needed."""
-    monkeypatch.setattr(crawler.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.2)
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.2)
     articles = distinct_articles(48, paragraphs=200)
     pipeline = make_pipeline(
         {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * len(articles[0])}
@@ -670,7 +674,7 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
             return kept
         raise AssertionError("the copy was kept")
 
-    with caplog.at_level(logging.INFO, logger="crawler.page_fingerprinter"):
+    with caplog.at_level(logging.INFO, logger="crawler.content.page_fingerprinter"):
         kept = asyncio.run(all_at_once())
     assert [item["url"] for item in kept] == [f"https://a.test/{n}" for n in range(48)]
     started = pipeline.crawler.stats.get_value("dedup/extract/workers_started")
@@ -696,15 +700,15 @@ def test_by_default_a_busy_crawl_process_keeps_extracting_while_scrapy_keeps_dow
     pages to it, each behind five others at most (0.1 s), once a first page has loaded
     trafilatura (its first call took 0.3 s more, and a page behind it waited 0.5 s in one
     run of three)."""
-    monkeypatch.setattr(crawler.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.5)
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.5)
     threads = set()
-    extract = crawler.page_fingerprinter.fingerprint_page
+    extract = crawler.content.page_fingerprinter.fingerprint_page
 
     def fingerprint_page(*args, **kwargs):
         threads.add(threading.current_thread().name)
         return extract(*args, **kwargs)
 
-    monkeypatch.setattr(crawler.page_fingerprinter, "fingerprint_page", fingerprint_page)
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "fingerprint_page", fingerprint_page)
     articles = distinct_articles(61, paragraphs=200)
     assert sum(map(len, articles)) < 5_000_000
     pipeline = make_pipeline({"DEDUP_EXTRACTOR": "trafilatura"})

@@ -9,7 +9,7 @@ import time
 import pytest
 from scrapy.settings import Settings
 
-from crawler.redis_access import (
+from crawler.redis.connection import (
     RedisConnection,
     RedisFaultPending,
     RedisLeftAlone,

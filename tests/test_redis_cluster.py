@@ -15,13 +15,13 @@ from scrapy import Request, Spider
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
+from crawler.content.index.redis import RedisContentIndex
+from crawler.content.neardup import NearDuplicateDetector
 from crawler.dupefilters import URLDupeFilter
-from crawler.generations import Generations
-from crawler.index.redis import RedisContentIndex
-from crawler.neardup import NearDuplicateDetector
-from crawler.redis_access import RedisConnection, RedisSignatureMismatch, RedisUnavailable
-from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
-from crawler.stores.redis_shards import redis_store_whereabouts
+from crawler.redis.connection import RedisConnection, RedisSignatureMismatch, RedisUnavailable
+from crawler.url.generations import Generations
+from crawler.url.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+from crawler.url.stores.redis_shards import redis_store_whereabouts
 from tests.test_distributed import run_workers
 
 if TYPE_CHECKING:

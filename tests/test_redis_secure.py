@@ -12,7 +12,7 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from crawler.dupefilters import URLDupeFilter
-from crawler.redis_access import RedisUnavailable
+from crawler.redis.connection import RedisUnavailable
 from tests.conftest import crawl_stat, run_scrapy, scrapy_crawl_command
 
 PASSWORD = "s3cret-Pa55word"

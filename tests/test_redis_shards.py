@@ -11,18 +11,18 @@ import pytest
 from redis.crc import key_slot
 from scrapy.settings import Settings
 
-from crawler.from_settings import redis_seen_store, redis_shards_from_settings, url_signature
-from crawler.generations import Generations
-from crawler.redis_access import RedisConnection, RedisSignatureMismatch
-from crawler.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
-from crawler.stores.redis_shards import (
+from crawler.redis.connection import RedisConnection, RedisSignatureMismatch
+from crawler.url.canonical import UrlRules
+from crawler.url.configuration import redis_seen_store, redis_shards_from_settings, url_signature
+from crawler.url.generations import Generations
+from crawler.url.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
+from crawler.url.stores.redis_shards import (
     CLUSTER_SLOTS,
     ShardedRedisSeenStore,
     redis_store_whereabouts,
     shard_bases,
     shard_capacity,
 )
-from crawler.urls import UrlRules
 
 BASE = "spider:dupefilter"
 

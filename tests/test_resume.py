@@ -23,8 +23,8 @@ from scrapy.pqueues import _path_safe
 from scrapy.settings import Settings
 
 from crawler.dupefilters import url_rules_from_settings, url_signature
-from crawler.frontier import Frontier
-from crawler.stores.bloom import BloomSeenSet
+from crawler.url.frontier import Frontier
+from crawler.url.stores.bloom import BloomSeenSet
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -19,9 +19,9 @@ from scrapy_redis.queue import Base
 from twisted.python.failure import Failure
 
 from crawler import signals as dedup_signals
-from crawler.redis_access import RedisStartRefused
-from crawler.request_meta import META_KEY, META_URL
+from crawler.redis.connection import RedisStartRefused
 from crawler.schedulers import META_LEASE, LeasingScheduler
+from crawler.url.request_meta import META_KEY, META_URL
 
 QUEUE = "leasing:requests"
 FRONTIER = {"crawler.middlewares.FrontierMiddleware": 25}

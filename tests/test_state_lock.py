@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from crawler.state_lock import (
+from crawler.state.lock import (
     StateDirInUseError,
     check_state_dir_free,
     lock_state_dir,
@@ -17,12 +17,12 @@ from crawler.state_lock import (
 
 HOLD = (
     "import sys, time; from pathlib import Path; "
-    "from crawler.state_lock import lock_state_dir; "
+    "from crawler.state.lock import lock_state_dir; "
     "lock_state_dir(Path(sys.argv[1]), 'JOBDIR'); print('held', flush=True); time.sleep(60)"
 )
 CHECK = (
     "import sys; from pathlib import Path; "
-    "from crawler.state_lock import check_state_dir_free, StateDirInUseError\n"
+    "from crawler.state.lock import check_state_dir_free, StateDirInUseError\n"
     "try:\n    check_state_dir_free(Path(sys.argv[1]), 'JOBDIR')\n"
     "except StateDirInUseError as exc:\n    print(exc)\nelse:\n    print('free')"
 )

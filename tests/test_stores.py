@@ -4,11 +4,11 @@ import math
 
 import pytest
 
-from crawler.persistence import StateFileError
-from crawler.request_keys import request_key
-from crawler.stores.bloom import BloomSeenSet
-from crawler.stores.journaled import JournaledSeenStore
-from crawler.stores.memory import MemorySeenSet
+from crawler.state.persistence import StateFileError
+from crawler.url.request_keys import request_key
+from crawler.url.stores.bloom import BloomSeenSet
+from crawler.url.stores.journaled import JournaledSeenStore
+from crawler.url.stores.memory import MemorySeenSet
 
 
 def keys(count: int, prefix: str = "k") -> list[bytes]:

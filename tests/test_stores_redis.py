@@ -13,9 +13,9 @@ import pytest
 from redis.connection import Connection
 from redis.crc import key_slot
 
-from crawler.generations import Generations
-from crawler.redis_access import RedisConnection, RedisSignatureMismatch
-from crawler.stores.redis import (
+from crawler.redis.connection import RedisConnection, RedisSignatureMismatch
+from crawler.url.generations import Generations
+from crawler.url.stores.redis import (
     RedisBloomSeenStore,
     RedisSetSeenStore,
     bitfield_set_command,
@@ -373,13 +373,13 @@ def test_bitfield_command_encodes_as_redis_py_does(offsets):
 
 
 def test_bloom_count_reaches_other_workers_within_the_interval(redis_server, monkeypatch):
-    monkeypatch.setattr("crawler.stores.redis.COUNT_INTERVAL", 3600.0)
+    monkeypatch.setattr("crawler.url.stores.redis.COUNT_INTERVAL", 3600.0)
     store = opened(bloom_store, redis_server.url)
     other = opened(bloom_store, redis_server.url)
     keys = request_keys(4)
     for key in keys[:3]:
         store.add(key)
     assert len(other) == 0  # batched: neither a full batch nor the interval yet
-    monkeypatch.setattr("crawler.stores.redis.COUNT_INTERVAL", 0.0)
+    monkeypatch.setattr("crawler.url.stores.redis.COUNT_INTERVAL", 0.0)
     store.add(keys[3])  # the first add after the interval sends the count
     assert len(other) == 4

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crawler.tracking_registries import (
+from crawler.url.tracking_registries import (
     MAX_NAMES_PER_RULE,
     SkippedRule,
     UnexpandableRule,

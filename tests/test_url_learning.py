@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from crawler.url_learning import (
+from crawler.url.learning import (
     COLLECTING,
     LEARNED,
     REFUSED,

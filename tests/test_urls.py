@@ -1,4 +1,4 @@
-"""Tests for crawler.urls: each documented rule, corpus vectors, and general properties."""
+"""Tests for crawler.url.canonical: each documented rule, corpus vectors, and general properties."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import crawler.urls
-from crawler import tracking_params, tracking_registries, url_parts, urls
-from crawler.urls import (
+import crawler.url.canonical
+from crawler.url import canonical as urls
+from crawler.url import parts as url_parts
+from crawler.url import tracking_params, tracking_registries
+from crawler.url.canonical import (
     DEFAULT_STRIP_PARAMS,
     RULE_NAMES,
     RULES_VERSION,
@@ -1186,7 +1188,7 @@ def test_the_canonical_forms_remembered_are_bounded_and_change_nothing() -> None
     urls = [f"HTTP://Example.com/a/{n}/?utm_source=x&b=2&a=1#top" for n in range(9000)]
     for url in urls + urls[-100:]:
         assert canonicalize(url) == fresh._canonicalize(url, None)
-    assert 0 < len(canonicalize._canonical_of) <= crawler.urls._URL_CACHE_SIZE
+    assert 0 < len(canonicalize._canonical_of) <= crawler.url.canonical._URL_CACHE_SIZE
     reasons = canonicalize.explain(urls[0])
     reasons.append("changed by the caller")
     assert (

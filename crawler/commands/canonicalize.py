@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from crawler.from_settings import url_rules_from_settings
-from crawler.urls import UrlCanonicalizer
+from crawler.url.canonical import UrlCanonicalizer
+from crawler.url.configuration import url_rules_from_settings
 
 if TYPE_CHECKING:
     import argparse

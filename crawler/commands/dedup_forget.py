@@ -1,6 +1,6 @@
 """``scrapy dedup-forget URL...``: remove URLs from a spider's seen store, so
 that the next crawl downloads them again; ``scrapy dedup-forget --rule RULE``:
-drop a learned URL rule (:mod:`crawler.url_learning`) and its evidence.
+drop a learned URL rule (:mod:`crawler.url.learning`) and its evidence.
 
 Each URL is canonicalized with the project's rules and forgotten as a ``GET``
 request without a body, the key the URL filter records for a followed link
@@ -24,7 +24,12 @@ from crawler.commands.stores import (
     redis_signature,
     spider_settings,
 )
-from crawler.from_settings import (
+from crawler.redis.connection import RedisUnavailable, redact
+from crawler.state.lock import lock_state_dir, unlock_state_dir
+from crawler.state.open_files import processes_holding
+from crawler.state.persistence import StateFileError, read_header, signature_difference
+from crawler.url.canonical import UrlCanonicalizer
+from crawler.url.configuration import (
     REDIS_BACKENDS,
     redis_seen_store,
     seen_set_factory,
@@ -33,20 +38,15 @@ from crawler.from_settings import (
     url_backend_from_settings,
     url_rules_from_settings,
 )
-from crawler.learned_rules import (
+from crawler.url.learned_rules import (
     SharedRules,
     read_saved_rules,
     save_rules,
     shared_rules_key,
 )
-from crawler.open_files import processes_holding
-from crawler.persistence import StateFileError, read_header, signature_difference
-from crawler.redis_access import RedisUnavailable, redact
-from crawler.request_keys import request_key
-from crawler.state_lock import lock_state_dir, unlock_state_dir
-from crawler.stores.journaled import JournaledSeenStore
-from crawler.stores.redis import RedisBloomSeenStore
-from crawler.urls import UrlCanonicalizer
+from crawler.url.request_keys import request_key
+from crawler.url.stores.journaled import JournaledSeenStore
+from crawler.url.stores.redis import RedisBloomSeenStore
 
 if TYPE_CHECKING:
     import argparse

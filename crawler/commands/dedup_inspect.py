@@ -24,8 +24,10 @@ from crawler.commands.stores import (
     redis_signature,
     spider_settings,
 )
-from crawler.content_from_settings import redis_content_index
-from crawler.from_settings import (
+from crawler.content.configuration import redis_content_index
+from crawler.redis.connection import RedisUnavailable, redact
+from crawler.state.persistence import StateFileError, signature_difference
+from crawler.url.configuration import (
     REDIS_BACKENDS,
     redis_seen_store,
     seen_set_factory,
@@ -33,14 +35,12 @@ from crawler.from_settings import (
     state_dir_setting,
     url_backend_from_settings,
 )
-from crawler.learned_rules import (
+from crawler.url.learned_rules import (
     SharedRules,
     describe_rule,
     read_saved_rules,
     shared_rules_key,
 )
-from crawler.persistence import StateFileError, signature_difference
-from crawler.redis_access import RedisUnavailable, redact
 
 if TYPE_CHECKING:
     import argparse

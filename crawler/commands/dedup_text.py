@@ -18,9 +18,9 @@ from scrapy.exceptions import UsageError
 from tqdm import tqdm
 
 from crawler import defaults
-from crawler.index import MAX_QUERY_DISTANCE
-from crawler.neardup import NearDuplicateDetector
-from crawler.offline import (
+from crawler.content.index import MAX_QUERY_DISTANCE
+from crawler.content.neardup import NearDuplicateDetector
+from crawler.content.records import (
     DEFAULT_MAX_RECORD_BYTES,
     DEFAULT_MIN_REPEATS,
     RecordDeduplicator,

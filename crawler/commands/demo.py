@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands import ScrapyCommand
 
 from crawler.demo.server import DemoServer
-from crawler.learned_rules import read_saved_rules
 from crawler.spiders.site import SiteSpider
-from crawler.url_learning import LEARNED, REFUSED, RETRACTED
+from crawler.url.learned_rules import read_saved_rules
+from crawler.url.learning import LEARNED, REFUSED, RETRACTED
 
 if TYPE_CHECKING:
     import argparse

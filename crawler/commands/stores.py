@@ -18,22 +18,22 @@ from scrapy.spiderloader import get_spider_loader
 from scrapy.utils.project import inside_project
 
 from crawler import defaults
-from crawler.from_settings import (
+from crawler.content.index.journaled import JournaledContentIndex
+from crawler.state.persistence import StateFileError, read_header
+from crawler.url.configuration import (
     LOCAL_BACKENDS,
     seen_set_factory,
     url_rules_from_settings,
     url_signature,
 )
-from crawler.index.journaled import JournaledContentIndex
-from crawler.persistence import StateFileError, read_header
-from crawler.stores.journaled import JournaledSeenStore
+from crawler.url.stores.journaled import JournaledSeenStore
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from scrapy.settings import BaseSettings
 
-    from crawler.stores.redis_shards import RedisSeenStore
+    from crawler.url.stores.redis_shards import RedisSeenStore
 
 
 def spider_settings(settings: BaseSettings, spider_name: str | None) -> tuple[BaseSettings, str]:

@@ -1,11 +1,11 @@
 """A generated shop whose links carry query parameters that no tracking list knows.
 
-Made to measure learned URL rules (:mod:`crawler.url_learning`): of its links, more than
+Made to measure learned URL rules (:mod:`crawler.url.learning`): of its links, more than
 a third carry a parameter that changes nothing (``ref``, ``from``, ``view=full``,
 ``share``, ``hl``, ``v``, ``lang=en``, and ``/guides/<name>/index.html`` next to
 ``/guides/<name>/``), and some parameters change the page (``page`` and ``sort`` of the
 catalog, ``id`` of a spec sheet, ``q`` of a search, ``lang=fr``). No parameter of the
-site is in :data:`crawler.tracking_params.DEFAULT_STRIP_PARAMS`.
+site is in :data:`crawler.url.tracking_params.DEFAULT_STRIP_PARAMS`.
 
 Serve it with ``python -m crawler.demo.server --site params``; ``--site params-relevant``
 serves it with only the parameters that change the page in its links; ``--site params-tabs``

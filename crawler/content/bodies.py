@@ -1,0 +1,72 @@
+"""Fingerprints of page bodies seen lately, so that a body downloaded again byte for byte
+(the same page at another URL, a mirror serving identical files) is not extracted again.
+
+Nothing here imports Scrapy.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Generic, TypeVar
+
+import xxhash
+
+_V = TypeVar("_V")
+
+#: Bodies remembered at most: about 300 bytes each, so 30 MB at the default.
+DEFAULT_MAX_BODIES = 100_000
+
+
+def body_key(body: str | bytes, encoding: str | None) -> bytes:
+    """A 128-bit hash of a page body and the charset it was served with (the same bytes
+    read in another charset can be another text).
+
+    >>> body_key(b"<p>hi</p>", None) == body_key(b"<p>hi</p>", None)
+    True
+    >>> body_key(b"<p>hi</p>", "gbk") == body_key(b"<p>hi</p>", None)
+    False
+    """
+    hasher = xxhash.xxh3_128()
+    hasher.update((encoding or "").encode("ascii", "replace") + b"\0")
+    hasher.update(body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body)
+    return hasher.digest()
+
+
+class BodyCache(Generic[_V]):
+    """What was found of the last *max_bodies* bodies (the pipeline keeps the future
+    :class:`~crawler.content.pages.PageFingerprint` of each, so that a body that arrives while its
+    twin is being extracted waits for it), by :func:`body_key`; the least recently used
+    is forgotten first.
+
+    >>> cache: BodyCache[str] = BodyCache(max_bodies=1)
+    >>> cache.put(b"a", "page A"), cache.get(b"a"), cache.get(b"b")
+    (None, 'page A', None)
+    >>> cache.put(b"b", "page B"), cache.get(b"a"), len(cache)
+    (None, None, 1)
+    """
+
+    def __init__(self, max_bodies: int = DEFAULT_MAX_BODIES) -> None:
+        if max_bodies < 0:
+            raise ValueError(f"max_bodies must be 0 or more, got {max_bodies!r}")
+        self.max_bodies = max_bodies
+        self._pages: OrderedDict[bytes, _V] = OrderedDict()
+
+    def get(self, key: bytes) -> _V | None:
+        page = self._pages.get(key)
+        if page is not None:
+            self._pages.move_to_end(key)
+        return page
+
+    def put(self, key: bytes, page: _V) -> None:
+        if not self.max_bodies:
+            return
+        self._pages[key] = page
+        self._pages.move_to_end(key)
+        while len(self._pages) > self.max_bodies:
+            self._pages.popitem(last=False)
+
+    def forget(self, key: bytes) -> None:
+        self._pages.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._pages)

@@ -1,0 +1,451 @@
+"""Normalization: the canonical spelling of a text that fingerprints are computed on.
+
+:func:`normalize_text` unifies what two fetches of one page write differently without
+meaning anything else (Unicode forms, case, punctuation, spacing, dates, times and
+counters); :func:`fold_repeated_block` folds a text that is one block repeated;
+:func:`word_count` counts the words of a normalized text. The vocabulary of numbers (units,
+labels) is shared with :mod:`crawler.content.numbers_signature`.
+
+Nothing here imports Scrapy.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import sys
+import threading
+import unicodedata
+from typing import Any
+
+import numpy as np
+
+from crawler.content.feature_hashes import NO_SPACE_SCRIPT_RANGES, is_no_space_script
+
+__all__ = [
+    "CHINESE_LABEL_WORDS",
+    "CHINESE_UNITS",
+    "HAS_NO_SPACE_SCRIPT",
+    "LABEL_WORDS",
+    "SEGMENT",
+    "UNITS",
+    "code_point_array",
+    "fold_repeated_block",
+    "normalize_text",
+    "word_count",
+]
+
+# Scripts written without spaces between words (see NO_SPACE_SCRIPT_RANGES)
+_NO_SPACE_SCRIPTS = "".join(f"{chr(low)}-{chr(high)}" for low, high in NO_SPACE_SCRIPT_RANGES)
+HAS_NO_SPACE_SCRIPT = re.compile(f"[{_NO_SPACE_SCRIPTS}]")
+SEGMENT = re.compile(f"([{_NO_SPACE_SCRIPTS}]+)|([^\\s{_NO_SPACE_SCRIPTS}]+)")
+# Stands for a masked number until the end of normalization: a code point of plane 15
+# (private use), which no step changes; then each run of them becomes one "0".
+_MASK = "\U000f0000"
+_MASK_RUN = re.compile(f"{_MASK}(?: ?{_MASK})*")
+
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+]
+_COUNTED_THINGS = [
+    "views",
+    "view",
+    "comments",
+    "comment",
+    "replies",
+    "reply",
+    "shares",
+    "share",
+    "likes",
+    "like",
+    "reads",
+    "read",
+    "answers",
+    "answer",
+    "votes",
+    "vote",
+    "points",
+    "point",
+    "followers",
+    "follower",
+    "subscribers",
+    "subscriber",
+    "retweets",
+    "reposts",
+    "reactions",
+    "responses",
+    "reviews",
+    "review",
+    "ratings",
+    "downloads",
+    "visits",
+    "visit",
+    "hits",
+    "clicks",
+    "stars",
+    "forks",
+    "watchers",
+    "messages",
+    "posts",
+]
+_COUNTED_THING = "(?:" + "|".join(_COUNTED_THINGS) + r"|min(?:ute)?s? read)"
+_TIME_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)"
+# Units of measure and currencies: a number written before one is a size, a capacity or a
+# price, never a year ("2000 gb", "2000元"). Not the words that are units only sometimes
+# ("in", "a", "t": "in 2000 a law").
+UNITS = (
+    "b|kb|mb|gb|tb|pb|kib|mib|gib|tib|bits?|kbps|mbps|gbps"
+    "|w|kw|kwh|wh|mw|v|mv|ma|mah|ah|hz|khz|mhz|ghz|rpm"
+    "|nm|mm|cm|m|km|inch|inches|ft|feet|yd|mph|kph"
+    "|mg|g|kg|lbs?|oz|ml|cl|dl|l|gal|mp|px|dpi|ppi|fps"
+    "|usd|eur|gbp|jpy|cny|rmb|chf|dollars|euros|pounds|yuan"
+)
+CHINESE_UNITS = (
+    "英寸|寸|英尺|厘米|毫米|千米|公里|米|千克|公斤|克|斤|毫升|升|千瓦|瓦|伏|毫安|赫兹"
+    "|美元|欧元|万元|亿元|元"
+)
+_UNIT_AFTER = rf"\s?(?:{UNITS})(?![\da-z])|(?:{CHINESE_UNITS})"
+# Words that name the number after them: a product code, a size, a version, a price.
+_LABELS = (
+    "sku|model|no|nr|number|item|part|art|ref|code|size|capacity|version|ver|release"
+    "|rev|revision|edition|gen|isbn|price"
+)
+# two characters each
+_CHINESE_LABELS = "货号|型号|编号|款号|尺码|尺寸|容量|规格|价格|售价|版本"
+LABEL_WORDS = frozenset(_LABELS.split("|"))
+CHINESE_LABEL_WORDS = frozenset(_CHINESE_LABELS.split("|"))
+_CHINESE_COUNTERS = "次|人|条|阅读|浏览|评论|回复|跟帖|参与|点击|赞"
+# Numbers start where no letter or digit of their word precedes them: the first digit,
+# then a look back past it (a lookbehind first would hide the digit from the regex
+# engine's fast scan). A letter of a script written without spaces is no letter of the
+# number's word ("在12:00发生").
+_NUMBER_START = r"\d(?<![\da-z]\d)"
+_END = r"(?![\da-z])"
+_NUMBER_REST = r"\d*(?:[,.]\d+)*(?:\s?[km])?"
+# a month name or a counter's label right before the number ("may 1", "views 87",
+# "评论45"): one fixed-width look back each, taken at the number's first digit
+# (each behind a look back at the last letter alone, which rules most numbers out at once)
+_AFTER_MONTH = "(?:(?<=[a-z]\\s.)(?:" + "|".join(f"(?<={month}\\s.)" for month in _MONTHS) + "))"
+_COUNTER_ENDS = "".join(sorted({label[-1] for label in _CHINESE_COUNTERS.split("|")}))
+_AFTER_LABEL = (
+    "(?:(?<=s\\s.)(?:"
+    + "|".join(f"(?<={label}\\s.)" for label in _COUNTED_THINGS if label.endswith("s"))
+    + f")|(?:(?<=[{_COUNTER_ENDS}].)|(?<=[{_COUNTER_ENDS}]\\s.))(?:"
+    + "|".join(f"(?<={label}.)|(?<={label}\\s.)" for label in _CHINESE_COUNTERS.split("|"))
+    + "))"
+)
+#: What :func:`normalize_text` writes as ``"0"``: the numbers that change between two
+#: fetches or two copies of one page without making it another page. Every branch
+#: starts after the number's first digit.
+_NEUTRAL_NUMBER = re.compile(
+    _NUMBER_START
+    + "(?:"
+    + "|".join(
+        (
+            # dates: 2024-05-01, 01/05/2024, 1/5/24, 01.05.2024, 2024年5月1日, 5月1日 (not
+            # 1.4.46: a version)
+            r"\d{3}([-/.])\d{1,2}\1\d{1,2}"
+            rf"(?:t\d{{1,2}}:\d\d(?::\d\d)?(?:\.\d+)?z?)?{_END}",
+            rf"\d?([-/])\d{{1,2}}\2\d{{2,4}}{_END}",
+            rf"\d?\.\d{{1,2}}\.\d{{4}}{_END}",
+            r"\d{1,3}\s*年\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?",
+            r"\d?\s*月\s*\d{1,2}\s*[日号]",
+            # may 1, 2024; 1st may 2024; 1 may (the month name stays a word)
+            rf"{_AFTER_MONTH}\d?(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?{_END}",
+            rf"\d?(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{'|'.join(_MONTHS)}){_END}\.?"
+            rf"(?:,?\s+\d{{4}})?",
+            # times: 10:32, 10:32:05, 9.05 pm, 10am
+            r"\d?:\d\d(?::\d\d)?(?:\s?[ap]\.?m\b\.?)?",
+            r"\d?(?:\.\d\d)?\s?[ap]\.?m\b\.?",
+            # a year on its own: (c) 2024, updated 2023
+            rf"(?<=1)9\d\d{_END}(?!{_UNIT_AFTER})",
+            rf"(?<=2)0\d\d{_END}(?!{_UNIT_AFTER})",
+            # counters: views: 87, 评论 12, 1,234 views, 3 comments, 5 minutes ago, 12 次阅读
+            rf"{_AFTER_LABEL}{_NUMBER_REST}",
+            rf"{_NUMBER_REST}\s*{_COUNTED_THING}{_END}",
+            rf"{_NUMBER_REST}\s*{_TIME_UNIT}\s+ago{_END}",
+            rf"{_NUMBER_REST}\s*(?:{_CHINESE_COUNTERS}|分钟前|小时前|天前|秒前)",
+        )
+    )
+    + ")"
+)
+_DIGIT = re.compile(r"\d")
+
+
+#: In :func:`_code_point_map`, the code points :func:`normalize_text` deletes.
+_DELETED = np.uint32(0xFFFFFFFF)
+
+
+_CODE_POINT_MAP_LOCK = threading.Lock()
+#: The planes that hold code points :func:`normalize_text` changes (see
+#: :func:`_code_point_map`).
+_MAPPED_CODE_POINTS = (range(0x20000), range(0xE0000, 0xE1000))
+
+
+def _code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
+    """What :func:`normalize_text` writes for each code point, built on first use (once,
+    whichever threads ask at the same time).
+
+    Punctuation (P*), symbols (S*), control characters (Cc) and the private-use characters
+    of the Basic Multilingual Plane (icon fonts) become a space; decimal digits (Nd) of
+    every script become the ASCII digit of the same value; format characters (Cf: soft
+    hyphens, zero-width spaces, direction marks) and lone surrogates are deleted
+    (:data:`_DELETED`); every other code point stays. Only the planes that hold such
+    characters are scanned: 0 and 1, and 14 (tags, variation selectors); 2 and 3 hold
+    ideographs only. An array (4.4 MB) rather than a :meth:`str.translate` table: one
+    look-up for the whole text is five times faster than ``str.translate``'s one a character.
+    """
+    with _CODE_POINT_MAP_LOCK:
+        return _built_code_point_map()
+
+
+@functools.cache
+def _built_code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
+    code_points = np.arange(sys.maxunicode + 1, dtype=np.uint32)
+    scanned = np.fromiter(itertools.chain(*_MAPPED_CODE_POINTS), dtype=np.uint32)
+    categories = np.array(list(map(unicodedata.category, map(chr, scanned.tolist()))), dtype="<U2")
+    major = categories.astype("<U1")
+    spaced = (major == "P") | (major == "S") | (categories == "Cc") | (categories == "Co")
+    code_points[scanned[spaced]] = ord(" ")
+    digits = scanned[categories == "Nd"]
+    code_points[digits] = [ord(str(unicodedata.decimal(chr(digit)))) for digit in digits]
+    deleted = (categories == "Cf") | (categories == "Cs")
+    code_points[scanned[deleted]] = _DELETED
+    return code_points
+
+
+def _translated(text: str) -> str:
+    """*text* with each code point replaced as :func:`_code_point_map` says."""
+    code_points = _code_point_map()[code_point_array(text)]
+    kept = code_points[code_points != _DELETED]
+    return kept.astype("<u4").tobytes().decode("utf-32-le")
+
+
+def code_point_array(text: str) -> np.ndarray[Any, np.dtype[np.uint32]]:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+
+
+#: Whether each code point up to U+3000 (the last that :meth:`str.isspace` accepts, and
+#: one more, False) is whitespace.
+_WHITESPACE = np.array([chr(code_point).isspace() for code_point in range(0x3002)])
+_SPACE = np.uint32(ord(" "))
+
+
+def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 2) -> str:
+    """Return the canonical spelling of *text* that fingerprints are computed on.
+
+    - Unicode compatibility forms are unified (NFKC): full-width letters and digits become
+      ASCII, ligatures are split.
+    - Case is folded (:meth:`str.casefold`): ``"Straße"`` and ``"STRASSE"`` agree.
+    - Dates, times, a year on its own and counters (``1,234 views``, ``5 minutes ago``,
+      ``评论 12``) become ``"0"``: they change between two fetches of one page. Every other
+      number is kept, with the digits of any script written in ASCII: a size, a price, a
+      model, SKU or version number tells one page from another (``500 GB``, ``1000 GB``).
+    - Punctuation and symbols (Unicode categories P* and S*) and control characters become
+      spaces; invisible format characters (soft hyphen, zero-width space) are deleted.
+    - Whitespace is collapsed to single spaces and stripped; a space next to a character
+      of a script written without spaces (Chinese, Japanese, Thai...) is deleted, so
+      ``"系统在 0 发生"`` and ``"系统在0发生"`` agree; masked numbers separated only by
+      spaces become one ``"0"``.
+    - With ``fold_repeats=True``, a text that is one block repeated end to end at least
+      *min_repeats* times becomes that block (see :func:`fold_repeated_block`).
+
+    The result is a fixpoint: normalizing it again returns it unchanged, and case folding
+    leaves it unchanged. Any ``str`` is accepted; *min_repeats* below 2 raises
+    :exc:`ValueError`.
+
+    >>> normalize_text("Posted 2024-05-01 10:32 — 1,234 views!")
+    'posted 0'
+    >>> normalize_text("WD Blue 1TB, 7200 RPM, SKU 4471-B")
+    'wd blue 1tb 7200 rpm sku 4471 b'
+    >>> normalize_text("\uff26\uff35\uff2c\uff2c\u3000\uff37idth Straße")  # full-width
+    'full width strasse'
+    >>> normalize_text("系统在 12:00 发生异常\uff0c请检查服务")
+    '系统在0发生异常请检查服务'
+    >>> normalize_text("Ha! Ha! Ha!", fold_repeats=True)
+    'ha'
+    """
+    if min_repeats < 2:
+        raise ValueError(f"min_repeats must be 2 or more, got {min_repeats!r}")
+    text = unicodedata.normalize("NFKC", text).casefold()
+    has_digits = _DIGIT.search(text) is not None
+    if has_digits:
+        text = _masked_numbers(text)
+    text = _canonical_spacing(_translated(text))
+    if has_digits:
+        text = _masked_until_stable(text)
+    if fold_repeats:
+        text = fold_repeated_block(text, min_repeats=min_repeats)
+    return text
+
+
+def _canonical_spacing(text: str) -> str:
+    """*text* composed and case-folded until stable (:func:`_unicode_fixpoint`), then
+    :func:`_spaced`."""
+    if not text.isascii():
+        text = _unicode_fixpoint(text)
+    return _spaced(text)
+
+
+def _spaced(text: str) -> str:
+    """*text* with each run of whitespace one space, stripped, without the spaces next to
+    a character of a script written without spaces (they carry no meaning there)."""
+    code_points = code_point_array(text)
+    if not code_points.size:
+        return text
+    whitespace = _WHITESPACE[np.minimum(code_points, _WHITESPACE.size - 1)]
+    # a run of whitespace is kept as one space when a character that is not whitespace
+    # follows it, and one precedes it
+    kept = ~whitespace
+    kept[:-1] |= whitespace[:-1] & kept[1:]
+    kept[: np.argmax(~whitespace)] = False
+    spaced = np.where(whitespace, _SPACE, code_points)[kept]
+    if spaced.size > 2 and not text.isascii():
+        no_space_script = is_no_space_script(spaced)
+        space = spaced == _SPACE
+        beside = np.zeros(spaced.size, dtype=np.bool_)
+        beside[1:-1] = no_space_script[:-2] | no_space_script[2:]
+        spaced = spaced[~(space & beside)]
+    return spaced.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def _masked_until_stable(text: str) -> str:
+    """Write the masks as ``"0"``, and mask again what punctuation hid the first time
+    (``"views: 87"`` reads ``"views 87"`` once the colon is gone), until nothing changes.
+
+    Each round that changes the text replaces more than a lone ``"0"`` by one, so the
+    rounds end; usually there are one or two.
+    """
+    while True:
+        if _MASK in text:
+            text = _MASK_RUN.sub("0", text)
+        masked = _masked_numbers(text)
+        if masked == text:
+            return text
+        # spaces around each mask: no character meets a new neighbour, so the text stays
+        # composed and case-folded (no _unicode_fixpoint)
+        again = _MASK_RUN.sub("0", _spaced(masked))
+        if again == text:
+            return text
+        text = again
+
+
+def _masked_numbers(text: str) -> str:
+    """``_NEUTRAL_NUMBER.sub(" <mask> ", text)``, the expression tried only where a match
+    can start: at a decimal digit that no letter or digit precedes (the regular
+    expression engine would step through every character of the text to find them)."""
+    code_points = code_point_array(text)
+    mapped = _code_point_map()[code_points]
+    digit = (mapped >= ord("0")) & (mapped <= ord("9"))
+    starts = digit.copy()
+    starts[1:] &= ~(digit[:-1] | ((code_points[:-1] >= ord("a")) & (code_points[:-1] <= ord("z"))))
+    pieces: list[str] = []
+    end = 0
+    for start in np.flatnonzero(starts).tolist():
+        if start < end:
+            continue
+        match = _NEUTRAL_NUMBER.match(text, start)
+        if match is not None:
+            pieces += (text[end:start], f" {_MASK} ")
+            end = match.end()
+    if not pieces:
+        return text
+    pieces.append(text[end:])
+    return "".join(pieces)
+
+
+def _unicode_fixpoint(text: str) -> str:
+    """Compose (NFKC) and case-fold *text* until neither changes it.
+
+    Deletions and case folding can leave sequences that NFKC composes, and some composed
+    characters case-fold to a decomposed form again (``"\u0390"``): the result ends on
+    case folding, so it is casefold-stable, and is stable under this function.
+    """
+    for _ in range(4):
+        if unicodedata.is_normalized("NFKC", text) and text.casefold() == text:
+            break
+        folded = unicodedata.normalize("NFKC", text).casefold()
+        if folded == text:
+            break
+        text = folded
+    return text
+
+
+def fold_repeated_block(text: str, *, min_repeats: int = 2) -> str:
+    """Return the block that *text* repeats end to end, or *text* itself.
+
+    - A text that is the same block written *k* >= *min_repeats* times in a row comes back
+      as that block, the shortest one: ``"abcabcabc"`` -> ``"abc"``.
+    - Blocks separated by single spaces count too: ``"ha ha ha ha"`` -> ``"ha"``.
+    - A block that repeats itself is folded in turn: ``"abab abab"`` -> ``"ab"``, so
+      folding a folded text changes nothing.
+    - Only whole-text periodicity counts: ``"abcabcab"`` and ``"intro abcabc"`` are kept.
+    - The work is linear in the length of the text.
+
+    >>> fold_repeated_block("ha ha ha ha")
+    'ha'
+    >>> fold_repeated_block("haha", min_repeats=3)
+    'haha'
+    """
+    if min_repeats < 2:
+        raise ValueError(f"min_repeats must be 2 or more, got {min_repeats!r}")
+    block = _repeated_block(text, min_repeats)
+    while block != text:  # each pass at least halves the text
+        text = block
+        block = _repeated_block(text, min_repeats)
+    return text
+
+
+def _repeated_block(text: str, min_repeats: int) -> str:
+    for candidate, separator in ((text, ""), (text + " ", " ")):
+        period = _smallest_period(candidate)
+        if period and len(candidate) // period >= min_repeats and candidate[:period].strip():
+            return candidate[: period - len(separator)]
+    return text
+
+
+def _smallest_period(text: str) -> int:
+    """Return the smallest *p* < ``len(text)`` with ``text == text[:p] * (len(text) // p)``.
+
+    0 when there is none. *text* is such a repetition exactly when it occurs inside
+    ``text + text`` at an offset below its length, and the first such offset is the
+    smallest period; CPython's substring search (two-way) finds it in linear time.
+    """
+    if len(text) < 2:
+        return 0
+    period = (text + text).find(text, 1)
+    return period if period < len(text) else 0
+
+
+def word_count(normalized: str) -> float:
+    """How many words a normalized text holds, a run of a script written without spaces
+    counting one word for every two characters (a Chinese word's usual length).
+
+    >>> word_count("ipad 0 评测报告 好")
+    4.5
+    """
+    return sum(len(run) / 2 if run else 1 for run, _ in SEGMENT.findall(normalized))

@@ -1,0 +1,326 @@
+"""Pages fingerprinted off the reactor: in a thread of the crawl process while it keeps
+up, or in worker processes, which a stuck page cannot hold for ever.
+
+:class:`PageFingerprinter` is what :class:`~crawler.pipelines.NearDuplicatePipeline` asks
+for a page's fingerprints (:func:`crawler.content.pages.fingerprint_page`). It decides where the
+page is extracted (``DEDUP_CONTENT_WORKERS``), starts, replaces and stops the worker
+processes, gives a page up after ``DEDUP_EXTRACT_TIMEOUT``, and fingerprints a body seen
+lately only once. Its :meth:`~PageFingerprinter.fingerprint` blocks: call it from a
+thread, never from the reactor's.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeoutError
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from crawler import defaults
+from crawler.content.bodies import BodyCache, body_key
+from crawler.content.extraction_lane import ExtractionLane
+from crawler.content.pages import (
+    PageFingerprint,
+    fingerprint_page,
+    fingerprint_page_within,
+    parent_main_hidden,
+    start_worker,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+#: How many times a page is given to new workers when another page's stuck worker
+#: replaced the ones it waited for.
+MAX_EXTRACT_ATTEMPTS = 5
+#: Seconds past ``DEDUP_EXTRACT_TIMEOUT`` after which a worker that has not given a page
+#: up is taken for stuck (in one call into C code) and replaced.
+STUCK_WORKER_MARGIN = 2.0
+#: Seconds between two looks at a page queued for the workers: has it been handed over?
+QUEUED_POLL_INTERVAL = 0.05
+#: With ``DEDUP_CONTENT_WORKERS = "auto"``: worker processes start once the pages the
+#: content level holds reached ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` (Scrapy downloads nothing
+#: more meanwhile) for :data:`AUTO_WORKERS_HELD_SHARE` of the last this many seconds, or a
+#: page waited for the crawl process's extraction so long.
+AUTO_WORKERS_AFTER = 2.0
+#: 4% of the time on a polite crawl that extracting in the crawl process did not slow, two
+#: thirds at 50 or 100 ms latency, where it did (``bench/crawl_overhead.py``).
+AUTO_WORKERS_HELD_SHARE = 0.25
+#: With ``"auto"``, a page larger than this (bytes, or characters) goes to the worker
+#: processes (started for it), where ``DEDUP_EXTRACT_TIMEOUT`` can stop it: a thread cannot
+#: be stopped. The largest of the 474 real pages of the dev corpus has 1.8 MB.
+IN_PROCESS_MAX_SIZE = 2_000_000
+#: With ``"auto"``, so do pages whose closing tags (``</``) are fewer than this share of
+#: their tags (``<``): 20,000 nested tags never closed (380 KB) take resiliparse's and
+#: trafilatura's main-content walks minutes; the real pages of the dev corpus close
+#: 0.29 of their tags or more.
+IN_PROCESS_MIN_CLOSED_SHARE = 0.2
+#: ... unless they have fewer tags than this: 1,000 nested tags take those walks 0.1 s
+#: (a binary body has a ``<`` here and there, and nothing closed).
+IN_PROCESS_ANY_SHARE_BELOW = 1_000
+
+
+class PageFingerprinter:
+    """Fingerprints pages where ``DEDUP_CONTENT_WORKERS`` says.
+
+    * *workers* ``"auto"``: in one thread of the crawl process, one page at a time, until
+      the pages waiting for it would stop Scrapy's downloads (*max_held*, Scrapy's
+      ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``: see
+      :class:`~crawler.content.extraction_lane.ExtractionLane`),
+      then in one worker process per CPU core; a page too large or too deeply nested for a
+      thread that cannot be stopped goes to the workers at once;
+    * a number: so many worker processes from :meth:`open` on; ``0``: in the calling thread;
+    * *options*: :func:`~crawler.content.pages.fingerprint_page`'s keyword arguments.
+    """
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        options: dict[str, Any],
+        *,
+        workers: int | str | None = defaults.DEDUP_CONTENT_WORKERS,
+        extract_timeout: float = defaults.DEDUP_EXTRACT_TIMEOUT,
+        max_held: int = 5_000_000,
+    ) -> None:
+        self.stats = stats
+        self.options = options
+        auto = workers is None or workers == "auto"
+        self.workers = (os.cpu_count() or 1) if auto else int(workers)  # type: ignore[arg-type]
+        self.extract_timeout = extract_timeout
+        self._lane = (
+            ExtractionLane(
+                AUTO_WORKERS_AFTER, max_held=max_held, max_held_share=AUTO_WORKERS_HELD_SHARE
+            )
+            if auto
+            else None
+        )
+        #: the pages the lane lets in are extracted by this one thread: glibc gives each
+        #: thread that allocates its own heap, and a page's parse left its peak in each
+        #: of the six threads asyncio hands pages to (60 MiB more in a crawl of 800 pages)
+        self._lane_thread = (
+            ThreadPoolExecutor(1, thread_name_prefix="dedup-extract") if auto else None
+        )
+        self.processes: ProcessPoolExecutor | None = None
+        self._processes_lock = threading.Lock()
+        self._bodies: BodyCache[Future[PageFingerprint]] = BodyCache()
+        self._bodies_lock = threading.Lock()
+        self._waiting = 0
+
+    def open(self) -> None:
+        """Start the worker processes of a number of *workers*."""
+        if self.workers > 0 and self._lane is None:
+            self.processes = self._new_processes()
+
+    def close(self) -> None:
+        if self.processes is not None:
+            self.processes.shutdown(wait=True, cancel_futures=True)
+        if self._lane_thread is not None:
+            self._lane_thread.shutdown(wait=True)
+
+    @contextmanager
+    def waiting(self, page: Any) -> Iterator[None]:
+        """Count *page* (HTML, or text) as waiting for its fingerprints while the block
+        runs; for the reactor's thread, around the thread that calls :meth:`fingerprint`."""
+        size = len(page) if isinstance(page, (str, bytes)) else 0
+        self._waiting += 1
+        self.stats.max_value("dedup/extract/backlog_max", self._waiting)
+        if self._lane is not None:
+            self._lane.hold(size)
+        try:
+            yield
+        finally:
+            self._waiting -= 1
+            if self._lane is not None:
+                self._lane.release(size)
+
+    def fingerprint(
+        self, url: str, text: Any, html: Any, encoding: str | None
+    ) -> tuple[PageFingerprint, bool]:
+        """The page's fingerprints, and whether its body was fingerprinted before (or is
+        being, for another item: it is waited for, not fingerprinted again)."""
+        if text is not None or not isinstance(html, (str, bytes)):
+            return self._extract(url, text, html, encoding), False
+        key = body_key(html, encoding)
+        with self._bodies_lock:
+            pending = self._bodies.get(key)
+            owner = pending is None
+            if pending is None:
+                pending = Future()
+                self._bodies.put(key, pending)
+        if not owner:
+            return pending.result(), True
+        try:
+            page = self._extract(url, text, html, encoding)
+        except BaseException as exc:
+            with self._bodies_lock:
+                self._bodies.forget(key)
+            pending.set_exception(exc)
+            raise
+        if page.status == "timeout":
+            with self._bodies_lock:  # says nothing of the body: extract it again next time
+                self._bodies.forget(key)
+        pending.set_result(page)
+        return page, False
+
+    def _extract(self, url: str, text: Any, html: Any, encoding: str | None) -> PageFingerprint:
+        arguments = (
+            html if isinstance(html, (str, bytes)) else None,
+            text if isinstance(text, str) else None,
+        )
+        options = {**self.options, "url": url or None, "encoding": encoding}
+        if self._lane is not None and self._in_process(html if text is None else text):
+            assert self._lane_thread is not None
+            try:
+                page = self._lane_thread.submit(fingerprint_page, *arguments, **options).result()
+            finally:
+                self._lane.leave()
+            self.stats.inc_value("dedup/extract/in_process")
+            return page
+        for _ in range(MAX_EXTRACT_ATTEMPTS):
+            processes = self.processes
+            if processes is None:
+                return fingerprint_page(*arguments, **options)
+            try:
+                future = processes.submit(
+                    fingerprint_page_within, self.extract_timeout, *arguments, **options
+                )
+                page = self._result(future)
+            except FuturesTimeoutError:
+                logger.warning(
+                    "Content dedup: a worker process did not give %(url)s up after "
+                    "DEDUP_EXTRACT_TIMEOUT (%(timeout)s s) as it should (stuck in one call); "
+                    "the workers are replaced and the item kept unchecked "
+                    "(dedup/content/timeout)",
+                    {"url": url or "<no url>", "timeout": self.extract_timeout},
+                )
+                self._replace_processes(processes)
+                return PageFingerprint("timeout", None)
+            # RuntimeError: shut down; CancelledError: queued when they were replaced (left
+            # to asyncio, it would take the item's coroutine for cancelled: the item vanished)
+            except (BrokenProcessPool, RuntimeError, CancelledError) as exc:
+                if self.processes is not processes:
+                    continue  # another page's stuck worker replaced the workers under this one
+                if not isinstance(exc, BrokenProcessPool):
+                    raise
+                logger.warning(
+                    "Content dedup: a worker process died while extracting %(url)s; the "
+                    "workers are replaced and the item kept unchecked (dedup/content/timeout)",
+                    {"url": url or "<no url>"},
+                )
+                self._replace_processes(processes)
+                return PageFingerprint("timeout", None)
+            if page.status == "timeout":
+                logger.warning(
+                    "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "
+                    "(%(timeout)s s) to extract; it was given up and the item kept unchecked "
+                    "(dedup/content/timeout)",
+                    {"url": url or "<no url>", "timeout": self.extract_timeout},
+                )
+            return page
+        logger.warning(
+            "Content dedup: the workers were replaced %(times)d times while %(url)s waited "
+            "for one; the item is kept unchecked (dedup/content/timeout)",
+            {"url": url or "<no url>", "times": MAX_EXTRACT_ATTEMPTS},
+        )
+        return PageFingerprint("timeout", None)
+
+    def _in_process(self, page: Any) -> bool:
+        """Whether the page is to be extracted here, in the crawl process: the lane was
+        free, or freed before it had been busy too long (``"auto"``; the lane is then
+        taken). Otherwise the worker processes are started if they were not."""
+        assert self._lane is not None
+        if self.processes is not None:
+            return False  # extracting here too would take the reactor's thread its time
+        ordinary = _ordinary_page(page)
+        if ordinary and self._lane.enter():
+            return True
+        self._start_workers(
+            "the crawl process's extraction fell behind (the pages waiting for it reached "
+            f"SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, "
+            f"{AUTO_WORKERS_HELD_SHARE:.0%} of {AUTO_WORKERS_AFTER} s, or one waited "
+            f"{AUTO_WORKERS_AFTER} s)"
+            if ordinary
+            else "a page is too large or too deeply nested to extract without a time limit"
+        )
+        return False
+
+    def _start_workers(self, why: str) -> None:
+        with self._processes_lock:
+            if self.processes is not None:
+                return
+            self.processes = self._new_processes()
+        logger.info(
+            "Content dedup: %(why)s; %(workers)d worker processes extract pages from now on "
+            "(DEDUP_CONTENT_WORKERS = 'auto')",
+            {"why": why, "workers": self.workers},
+        )
+        self.stats.set_value("dedup/extract/workers_started", self.workers)
+
+    def _result(self, future: Future[PageFingerprint]) -> PageFingerprint:
+        """The page's fingerprints. The worker gives a page up itself once it has worked
+        on it for ``DEDUP_EXTRACT_TIMEOUT``, however long it waited for a worker, so the
+        wait here has no limit while the page is queued. Once it is handed to the
+        workers, a worker that has not answered within the limit and a margin is stuck
+        in one call into C code (a signal cannot stop it: one page took 22 s to give up
+        a limit of 4 s) and :exc:`TimeoutError` is raised. A page handed over while the
+        workers are busy waits right behind one page, which may be a slow one: that page
+        can still run out of this wait, when the page ahead takes its whole limit."""
+        timeout = self.extract_timeout
+        if not timeout:
+            return future.result()
+        while not future.running():
+            try:
+                return future.result(timeout=QUEUED_POLL_INTERVAL)
+            except FuturesTimeoutError:
+                continue  # still queued behind other pages
+        return future.result(timeout=timeout + STUCK_WORKER_MARGIN)
+
+    def _new_processes(self) -> ProcessPoolExecutor:
+        # spawn, not fork: a forked copy of a running reactor is no place for work
+        processes = ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=start_worker,
+            initargs=(self.options.get("extractor", defaults.DEDUP_EXTRACTOR), os.getpid()),
+        )
+        # the pool starts a process per task it is given: start them all now, while the
+        # first pages download
+        with parent_main_hidden():
+            for _ in range(self.workers):
+                processes.submit(int)
+        return processes
+
+    def _replace_processes(self, stuck: ProcessPoolExecutor) -> None:
+        """New worker processes for later pages; the old ones are killed, the one stuck on
+        a page with them (a pool cannot cancel a running task)."""
+        with self._processes_lock:
+            if self.processes is not stuck:
+                return  # replaced already, for another page
+            self.processes = self._new_processes()
+        for process in list(getattr(stuck, "_processes", {}).values()):
+            process.terminate()
+        stuck.shutdown(wait=False, cancel_futures=True)
+
+
+def _ordinary_page(page: Any) -> bool:
+    """Whether *page* (HTML, or text) is no larger than :data:`IN_PROCESS_MAX_SIZE` and
+    closes at least :data:`IN_PROCESS_MIN_CLOSED_SHARE` of its tags, if it has
+    :data:`IN_PROCESS_ANY_SHARE_BELOW` or more."""
+    if not isinstance(page, (str, bytes)):
+        return True
+    if len(page) > IN_PROCESS_MAX_SIZE:
+        return False
+    if isinstance(page, str):
+        tags, closed = page.count("<"), page.count("</")
+    else:
+        tags, closed = page.count(b"<"), page.count(b"</")
+    return tags < IN_PROCESS_ANY_SHARE_BELOW or closed >= IN_PROCESS_MIN_CLOSED_SHARE * tags

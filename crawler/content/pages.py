@@ -1,0 +1,142 @@
+"""From a page (HTML or text) to what the content index needs, in one call.
+
+Pure and picklable, so the pipeline can run it in a worker process: extraction
+and fingerprinting are the CPU-heavy part of content dedup.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+import types
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from crawler.content.extract import Extractor, extract, load_extractor
+from crawler.content.fingerprints import page_size_class
+from crawler.content.neardup import TextFingerprint, fingerprint_text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+@dataclass(frozen=True)
+class PageFingerprint:
+    """``status`` is the extraction's (``"ok"`` for given text); ``fingerprint``
+    is ``None`` when the page has no text; ``fallback``: the other extractor's text."""
+
+    status: str
+    fingerprint: TextFingerprint | None
+    fallback: bool = False
+
+
+def fingerprint_page(
+    html: str | bytes | None,
+    text: str | None = None,
+    *,
+    url: str | None = None,
+    encoding: str | None = None,
+    max_bytes: int = 5_000_000,
+    extractor: Extractor = "trafilatura",
+    fold_repeats: bool = False,
+    min_repeats: int = 2,
+) -> PageFingerprint:
+    """Fingerprint *text* when given, else the main text extracted from *html* (with
+    the size of the page it was taken from). Text longer than *max_bytes* characters is
+    cut to its head (status ``"truncated"``), as a page is.
+
+    >>> fingerprint_page(None, "").fingerprint is None
+    True
+    >>> fingerprint_page(b"\\x89PNG\\r\\n\\x1a\\n...").status
+    'binary'
+    """
+    status, page_chars, fallback = "ok", 0, False
+    if text is None:
+        extraction = extract(html, url, encoding=encoding, max_bytes=max_bytes, extractor=extractor)
+        status, text, page_chars = extraction.status, extraction.text, extraction.page_chars
+        fallback = extraction.fallback
+    if not isinstance(text, str) or not text.strip():
+        return PageFingerprint(status, None, fallback)
+    if len(text) > max_bytes:
+        # text given in the item, as long as the extraction would have cut a page
+        status, text = "truncated", text[:max_bytes]
+    text_fingerprint = fingerprint_text(text, fold_repeats=fold_repeats, min_repeats=min_repeats)
+    return PageFingerprint(
+        status, replace(text_fingerprint, page_size=page_size_class(page_chars)), fallback
+    )
+
+
+class _OutOfTime(BaseException):
+    """Raised in a worker process by its timer, inside the page's extraction (not an
+    :exc:`Exception`: the extractors catch those and go on)."""
+
+
+def _out_of_time(signum: int, frame: object) -> None:
+    raise _OutOfTime
+
+
+def fingerprint_page_within(
+    seconds: float, html: str | bytes | None, text: str | None = None, **options: object
+) -> PageFingerprint:
+    """:func:`fingerprint_page`, given up after *seconds* of this process's work on it:
+    status ``"timeout"``, no fingerprint. The time counts from when the page starts here,
+    not from when it was queued. For the main thread of a worker process (the limit is a
+    ``SIGALRM`` timer); ``0``: no limit. A signal cannot interrupt one long call into C
+    code: the caller keeps a deadline of its own for a worker that never returns. A
+    timer the process had set already is set again for what is left of it."""
+    if seconds <= 0:
+        return fingerprint_page(html, text, **options)  # type: ignore[arg-type]
+    started = time.monotonic()
+    previous_handler = signal.signal(signal.SIGALRM, _out_of_time)
+    previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        try:
+            return fingerprint_page(html, text, **options)  # type: ignore[arg-type]
+        finally:
+            # inside the handled block: a timer that fires right as the page is done
+            # raises here, and the page counts as given up rather than the task failing
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _OutOfTime:
+        return PageFingerprint("timeout", None)
+    finally:
+        signal.signal(signal.SIGALRM, previous_handler)
+        if previous_delay:
+            left = max(previous_delay - (time.monotonic() - started), 0.001)
+            signal.setitimer(signal.ITIMER_REAL, left, previous_interval)
+
+
+def start_worker(extractor: str, parent_pid: int, check_every: float = 1.0) -> None:
+    """Initialize a worker process: import *extractor*, and exit once the process that
+    started it (*parent_pid*) is gone. A crawl killed with ``kill -9`` cannot stop its
+    workers, and a worker waiting for pages would otherwise wait forever."""
+    load_extractor(extractor)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(check_every)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+@contextmanager
+def parent_main_hidden() -> Iterator[None]:
+    """Start the worker processes spawned meanwhile without the parent's main script.
+
+    A spawned process first runs the parent's ``__main__`` file again, in case a task
+    names something defined there. For ``scrapy crawl`` that file is Scrapy's console
+    script, so each worker imported Scrapy and Twisted it never uses: 60 MB of resident
+    memory where it needs about 40. Workers run functions of this package only. While
+    the block runs, ``sys.modules["__main__"]`` is a blank module: hold it around
+    starting the processes only.
+    """
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
