@@ -27,7 +27,7 @@ HEADING = re.compile(r"^(#{1,6}) (.+)$")
 #: command matches). A test of this module checks that each command has one, and that
 #: the test exists.
 COMMANDS_RUN_BY = {
-    r"scripts/demo": "tests/test_crawl.py::test_demo_command_compares_with_stock_scrapy",
+    r"scripts/demo": "tests/crawls/test_crawl.py::test_demo_command_compares_with_stock_scrapy",
     r"scripts/test": ".ci/run",
     r"\.venv/bin/pip install -e '\.\[bench\]'": (
         "tests/test_benchmarks.py::test_bench_extra_is_installed"

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.conftest import REPO_ROOT, _child_env
-from tests.test_crawl import resource_of
+from tests.crawls.test_crawl import resource_of
 
 if TYPE_CHECKING:
     from pathlib import Path

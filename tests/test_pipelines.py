@@ -588,7 +588,7 @@ from scrapy import Spider
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 from crawler.pipelines import NearDuplicatePipeline
-from tests.worker_probe import imported
+from tests.probes.worker_probe import imported
 
 class NamedSpider(Spider):
     name = "named"
@@ -750,7 +750,7 @@ def test_a_page_queued_behind_a_stuck_worker_is_checked_by_the_new_workers():
     resiliparse's main-content walk takes minutes and no signal stops it), is replaced;
     the page queued behind it in the pool goes to the new worker and is checked. (Its
     cancelled future reached asyncio as a cancellation, and the item vanished from the
-    crawl: no item, no drop, no error; met in tests/test_hostile_pages.py.)"""
+    crawl: no item, no drop, no error; met in tests/crawls/test_hostile_pages.py.)"""
     pipeline = make_pipeline(
         {"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACT_TIMEOUT": 1, "DEDUP_EXTRACTOR": "resiliparse"}
     )

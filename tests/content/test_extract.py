@@ -29,8 +29,8 @@ from crawler.content.extract import (
     extract,
     main_text,
 )
+from tests.conftest import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS_DIR = Path(os.environ.get("DEDUP_CORPUS_DIR") or REPO_ROOT.parent / "shared" / "corpus")
 STATUSES = {"ok", "truncated", "no_text", "binary", "failed"}
 

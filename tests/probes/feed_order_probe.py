@@ -1,6 +1,6 @@
 """A Scrapy extension for crawl tests: is an item in the feed when its request finishes?
 
-Enabled with ``-s EXTENSIONS={"tests.feed_order_probe.FeedOrderProbe": 0}`` on a crawl
+Enabled with ``-s EXTENSIONS={"tests.probes.feed_order_probe.FeedOrderProbe": 0}`` on a crawl
 writing one JSON lines feed (``-o``). When :data:`crawler.signals.request_finished` is
 sent for a request whose item was scraped, the feed file must hold that item's line
 already: a kill right after the request is recorded finished must not lose the item.

@@ -58,7 +58,8 @@ from crawler.content.neardup import NearDuplicateDetector
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO_ROOT
+
 CORPUS_DIR = Path(os.environ.get("DEDUP_CORPUS_DIR") or REPO_ROOT.parent / "shared" / "corpus")
 NEAR = 3
 #: How far the detector's second stage looks (crawler.content.neardup).

@@ -266,7 +266,7 @@ def test_leasing_workers_ride_over_a_redis_restart(demo_site_process_factory, re
     command = worker_command(
         server,
         redis_server,
-        {**LEASING, "EXTENSIONS": '{"tests.reactor_lag.ReactorLag": 0}'},
+        {**LEASING, "EXTENSIONS": '{"tests.probes.reactor_lag.ReactorLag": 0}'},
     )
     workers = [start(command) for _ in range(2)]
     wait_for(lambda: server.hits()["total"] >= 10, workers[0], "10 downloads")

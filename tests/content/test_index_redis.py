@@ -15,7 +15,7 @@ from crawler.content.index.memory import DocumentTable, MemoryFingerprintIndex
 from crawler.content.index.redis import _DISTANCE, RedisContentIndex
 from crawler.content.neardup import NearDuplicateDetector
 from crawler.redis.connection import RedisConnection, RedisSignatureMismatch
-from tests.test_neardup import copies_cases, numbers_cases, page_size_cases
+from tests.content.test_neardup import copies_cases, numbers_cases, page_size_cases
 
 ARTICLE = " ".join(
     f"Paragraph {i} of a long article about harbour cranes, tides and the people of the "

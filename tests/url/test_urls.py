@@ -714,9 +714,7 @@ def test_inline_vectors(url: str, expected: str) -> None:
 # - the few individual cases listed with a reason in the *_DISAGREE tables below.
 
 CORPUS_DIR = Path(
-    os.environ.get(
-        "DEDUP_CORPUS_DIR", Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
-    )
+    os.environ.get("DEDUP_CORPUS_DIR", Path(__file__).resolve().parents[3] / "shared" / "corpus")
 )
 HTTP_URL = re.compile(r"https?://", re.IGNORECASE)
 

@@ -196,7 +196,7 @@ def test_a_request_is_recorded_finished_only_after_its_item_is_in_the_feed(
     command = crawl_command(
         demo_site_server.url,
         tmp_path / "job",
-        {"EXTENSIONS": json.dumps({"tests.feed_order_probe.FeedOrderProbe": 0})},
+        {"EXTENSIONS": json.dumps({"tests.probes.feed_order_probe.FeedOrderProbe": 0})},
     )
     log = run_scrapy([*command, "-o", str(output)])
     articles = final_stat(log, "item_scraped_count")

@@ -54,7 +54,7 @@ def worker_command(
         "DEDUP_REDIS_ON_ERROR": policy,
         "DEDUP_REDIS_FAULT_BUDGET": str(FAULT_BUDGET),
         "JOBDIR": str(workdir / "job"),
-        "EXTENSIONS": json.dumps({"tests.reactor_lag.ReactorLag": 0}),
+        "EXTENSIONS": json.dumps({"tests.probes.reactor_lag.ReactorLag": 0}),
         "CONCURRENT_REQUESTS": "4",
         # about 15 s a site: no worker is done before the slowest to start has begun
         "DOWNLOAD_DELAY": "0.3",

@@ -146,7 +146,7 @@ def test_a_hung_redis_stalls_the_crawl_for_the_fault_budget_at_most(
         "DEDUP_URL_BACKEND": "redis",
         "DEDUP_REDIS_ON_ERROR": "allow",
         "DEDUP_REDIS_FAULT_BUDGET": "1",
-        "EXTENSIONS": '{"tests.reactor_lag.ReactorLag": 0}',
+        "EXTENSIONS": '{"tests.probes.reactor_lag.ReactorLag": 0}',
     }
     crawl = slow_crawl_once_downloading(server, settings, hits=5)
     os.kill(redis_server.process.pid, signal.SIGSTOP)

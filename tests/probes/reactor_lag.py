@@ -1,6 +1,6 @@
 """A Scrapy extension for crawl tests: how long the reactor went without running a timer.
 
-Enabled with ``-s EXTENSIONS={"tests.reactor_lag.ReactorLag": 0}``; the longest delay of a
+Enabled with ``-s EXTENSIONS={"tests.probes.reactor_lag.ReactorLag": 0}``; the longest delay of a
 timer set every 50 ms, beyond those 50 ms, is in the stat ``test/reactor_lag_max`` (s).
 """
 

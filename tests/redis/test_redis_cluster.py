@@ -22,7 +22,7 @@ from crawler.redis.connection import RedisConnection, RedisSignatureMismatch, Re
 from crawler.url.generations import Generations
 from crawler.url.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
 from crawler.url.stores.redis_shards import redis_store_whereabouts
-from tests.test_distributed import run_workers
+from tests.crawls.test_distributed import run_workers
 
 if TYPE_CHECKING:
     from tests.conftest import RedisServerProcess

@@ -11,7 +11,6 @@ import sys
 import threading
 import tracemalloc
 from dataclasses import replace
-from pathlib import Path
 from unittest.mock import ANY
 
 import numpy as np
@@ -45,8 +44,8 @@ from crawler.content.neardup import (
     content_signature,
 )
 from crawler.state.persistence import StateFileError
+from tests.conftest import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 BITS = 64
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -574,7 +573,7 @@ def test_entries_of_near_copies_persist(tmp_path, from_snapshot):
 KILL_SCRIPT = """
 import os, signal, sys
 from crawler.content.neardup import NearDuplicateDetector
-from tests.test_neardup import distinct_text
+from tests.content.test_neardup import distinct_text
 
 detector = NearDuplicateDetector()
 detector.open(sys.argv[1], snapshot_every=int(sys.argv[3]))
@@ -986,7 +985,7 @@ def test_a_copy_nearer_an_earlier_copy_than_the_page_is_found():
 def test_copies_are_not_indexed_when_switched_off(shared, request):
     index = None
     if shared:
-        from tests.test_index_redis import index_on
+        from tests.content.test_index_redis import index_on
 
         index = index_on(request.getfixturevalue("redis_server"), "no-copies:content")
     detector = NearDuplicateDetector(index_copies=False, shared_index=index)

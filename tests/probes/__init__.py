@@ -1,0 +1,1 @@
+"""Extensions and modules that tests load into crawls to observe them."""
