@@ -1,44 +1,5 @@
 """A page's main text: the public import path of :mod:`crawler.content.extract`,
-where the code lives."""
+where the code lives (its ``__all__``)."""
 
-from crawler.content.extract import (
-    AUTO_MIN_PAGE_CHARS,
-    AUTO_MIN_SHARE,
-    AUTO_TRAFILATURA_OPTIONS,
-    DEFAULT_MAX_BYTES,
-    EXTRACTORS,
-    RESILIPARSE_OPTIONS,
-    TRAFILATURA_OPTIONS,
-    Extraction,
-    ExtractionStatus,
-    Extractor,
-    check_extractor,
-    decode_html,
-    extract,
-    kept_little,
-    load_extractor,
-    logger,
-    main_text,
-    without_url_lines,
-)
-
-__all__ = [
-    "AUTO_MIN_PAGE_CHARS",
-    "AUTO_MIN_SHARE",
-    "AUTO_TRAFILATURA_OPTIONS",
-    "DEFAULT_MAX_BYTES",
-    "EXTRACTORS",
-    "RESILIPARSE_OPTIONS",
-    "TRAFILATURA_OPTIONS",
-    "Extraction",
-    "ExtractionStatus",
-    "Extractor",
-    "check_extractor",
-    "decode_html",
-    "extract",
-    "kept_little",
-    "load_extractor",
-    "logger",
-    "main_text",
-    "without_url_lines",
-]
+from crawler.content.extract import *  # noqa: F403
+from crawler.content.extract import __all__  # noqa: F401

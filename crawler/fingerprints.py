@@ -1,54 +1,5 @@
 """A text's fingerprints: the public import path of :mod:`crawler.content.fingerprints`,
-where the code lives."""
+where the code lives (its ``__all__``)."""
 
-from crawler.content.fingerprints import (
-    CJK_NGRAM,
-    FINGERPRINT_BITS,
-    FINGERPRINT_VERSION,
-    MINHASH_BYTES,
-    PAGE_SIZE_RATIO,
-    PAGE_SIZE_STEPS,
-    WORD_NGRAMS,
-    content_hash,
-    describe,
-    estimated_jaccard,
-    feature_weight,
-    hamming_distance,
-    minhash_of_features,
-    minhash_of_normalized,
-    page_size_class,
-    page_sizes_differ,
-    simhash,
-    simhash_and_minhash_of_counts,
-    simhash_and_minhash_of_normalized,
-    simhash_of_counts,
-    simhash_of_features,
-    simhash_of_normalized,
-    text_features,
-)
-
-__all__ = [
-    "CJK_NGRAM",
-    "FINGERPRINT_BITS",
-    "FINGERPRINT_VERSION",
-    "MINHASH_BYTES",
-    "PAGE_SIZE_RATIO",
-    "PAGE_SIZE_STEPS",
-    "WORD_NGRAMS",
-    "content_hash",
-    "describe",
-    "estimated_jaccard",
-    "feature_weight",
-    "hamming_distance",
-    "minhash_of_features",
-    "minhash_of_normalized",
-    "page_size_class",
-    "page_sizes_differ",
-    "simhash",
-    "simhash_and_minhash_of_counts",
-    "simhash_and_minhash_of_normalized",
-    "simhash_of_counts",
-    "simhash_of_features",
-    "simhash_of_normalized",
-    "text_features",
-]
+from crawler.content.fingerprints import *  # noqa: F403
+from crawler.content.fingerprints import __all__  # noqa: F401

@@ -1,20 +1,5 @@
 """The canonical form of URLs: the public import path of :mod:`crawler.url.canonical`,
-where the code lives."""
+where the code lives (its ``__all__``)."""
 
-from crawler.url.canonical import (
-    RULE_NAMES,
-    RULES_VERSION,
-    CanonicalTrace,
-    UrlCanonicalizer,
-    UrlRules,
-    canonicalize_url,
-)
-
-__all__ = [
-    "RULES_VERSION",
-    "RULE_NAMES",
-    "CanonicalTrace",
-    "UrlCanonicalizer",
-    "UrlRules",
-    "canonicalize_url",
-]
+from crawler.url.canonical import *  # noqa: F403
+from crawler.url.canonical import __all__  # noqa: F401
