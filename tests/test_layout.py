@@ -142,7 +142,6 @@ LONG_MODULES = {
     # learning URL rules from downloaded bodies: evidence, rules, verification
     "crawler.url.learning": 550,
     "crawler.content.index.redis": 550,
-    "crawler.content.fingerprints": 550,
     "crawler.state.persistence": 550,
 }
 MAX_LINES = 500

@@ -25,9 +25,12 @@ Nothing here imports Scrapy.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
     "NO_SPACE_SCRIPT_RANGES",
@@ -258,3 +261,8 @@ def _pair_hashes(
     first: np.ndarray[Any, np.dtype[np.uint64]], second: np.ndarray[Any, np.dtype[np.uint64]]
 ) -> np.ndarray[Any, np.dtype[np.uint64]]:
     return mixed(first * np.uint64(_PAIR_FACTOR) + second + np.uint64(_PAIR_SALT))
+
+
+def hashes_of(features: Iterable[str]) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    """The :func:`feature_hash` of each of *features*, in order."""
+    return np.fromiter(map(feature_hash, features), dtype=np.uint64)

@@ -10,9 +10,11 @@ values that ignore those differences:
 * :func:`content_hash` of the normalized text detects exact duplicates;
 * :func:`simhash` (or :func:`simhash_of_normalized`) gives a 64-bit fingerprint in which
   similar texts differ by few bits, measured with :func:`hamming_distance`;
-* :func:`minhash_of_normalized` gives the second signature, 64 bytes, whose agreement with
-  another (:func:`estimated_jaccard`) estimates how many word pairs two texts share: it
-  verifies a SimHash match before a text is called a copy; :func:`numbers_signature`
+* :func:`minhash_of_normalized` gives the second signature (:mod:`crawler.content.minhash`),
+  64 bytes, whose agreement with another (:func:`estimated_jaccard`) estimates how many word
+  pairs two texts share: it verifies a SimHash match before a text is called a copy;
+  :func:`page_size_class` (:mod:`crawler.content.page_size`) records how much text the whole
+  page held; :func:`numbers_signature`
   (:mod:`crawler.content.numbers_signature`) keeps two pages that name different numbers apart.
 
 The fingerprint of a text depends only on the text and on :data:`FINGERPRINT_VERSION`: not
@@ -28,13 +30,20 @@ Nothing here imports Scrapy.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from crawler.content.feature_hashes import feature_hash, feature_hashes, mixed
+from crawler.content.feature_hashes import feature_hashes, hashes_of
+from crawler.content.minhash import (
+    MINHASH_BYTES,
+    MINHASH_SEED,
+    estimated_jaccard,
+    minhash_keys,
+    minhash_of_features,
+    minhash_of_hashes,
+)
 from crawler.content.normalization import (
     HAS_NO_SPACE_SCRIPT,
     SEGMENT,
@@ -52,6 +61,11 @@ from crawler.content.numbers_signature import (
 )
 from crawler.content.numbers_signature import (
     RULES as NUMBERS_SIGNATURE_RULES,
+)
+from crawler.content.page_size import (
+    PAGE_SIZE_STEPS,
+    page_size_class,
+    page_sizes_differ,
 )
 
 if TYPE_CHECKING:
@@ -107,17 +121,8 @@ CJK_NGRAM = 2
 #: too many features. ``bench/content.py --choices`` measures the alternatives.
 WORD_NGRAMS: tuple[int, ...] = (2,)
 
-#: Size of the second signature (:func:`minhash_of_normalized`): one byte per bin.
-MINHASH_BYTES = 64
 
 _CONTENT_HASH_BYTES = 16
-_MINHASH_BIN_SHIFT = 64 - (MINHASH_BYTES - 1).bit_length()
-_MINHASH_BIN_STARTS = np.arange(MINHASH_BYTES, dtype=np.uint64) << np.uint64(_MINHASH_BIN_SHIFT)
-_MINHASH_BINS = np.arange(MINHASH_BYTES, dtype=np.uint64)
-# mixed into each feature's hash for the MinHash, which the SimHash uses as it is
-_MINHASH_SEED = np.uint64(0x5EED)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX = np.uint64(0xFF51AFD7ED558CCD)
 
 
 def content_hash(normalized: str) -> bytes:
@@ -238,11 +243,7 @@ _EXACT_IN_FLOAT = 2**53
 def _simhash_of_weighted(features: list[str], weights: list[int]) -> int:
     if not features:
         return 0
-    return _simhash_of_hashes(_hashes_of(features), np.array(weights, dtype=object))
-
-
-def _hashes_of(features: Iterable[str]) -> np.ndarray[Any, np.dtype[np.uint64]]:
-    return np.fromiter(map(feature_hash, features), dtype=np.uint64)
+    return _simhash_of_hashes(hashes_of(features), np.array(weights, dtype=object))
 
 
 def _simhash_of_hashes(
@@ -286,7 +287,7 @@ def simhash_and_minhash_of_normalized(normalized: str) -> tuple[int, bytes]:
         return 0, bytes(MINHASH_BYTES)
     # feature_weight of each count: its bit length, the exponent frexp returns
     weights = np.frexp(counts.astype(np.float64))[1].astype(np.int64)
-    return _simhash_of_hashes(hashes, weights), _minhash_of_hashes(_minhash_keys(hashes))
+    return _simhash_of_hashes(hashes, weights), minhash_of_hashes(minhash_keys(hashes))
 
 
 def simhash_of_counts(counts: Mapping[str, int]) -> int:
@@ -302,9 +303,9 @@ def simhash_and_minhash_of_counts(counts: Mapping[str, int]) -> tuple[int, bytes
     features, weights = _counted(counts)
     if not features:
         return 0, minhash_of_features(counts)
-    hashes = _hashes_of(features)
+    hashes = hashes_of(features)
     simhash_value = _simhash_of_hashes(hashes, np.array(weights, dtype=object))
-    return simhash_value, _minhash_of_hashes(_minhash_keys(hashes))
+    return simhash_value, minhash_of_hashes(minhash_keys(hashes))
 
 
 def _counted(counts: Mapping[str, int]) -> tuple[list[str], list[int]]:
@@ -331,120 +332,10 @@ def feature_weight(count: int) -> int:
     return count.bit_length()
 
 
-def minhash_of_features(features: Iterable[str]) -> bytes:
-    """Return the :data:`MINHASH_BYTES`-byte MinHash signature of a set of features.
-
-    - One-permutation MinHash: each feature's hash
-      (:func:`crawler.content.feature_hashes.feature_hash`) is mixed with a seed apart from the
-      SimHash's, the top bits of the result choose one of 64 bins and each bin keeps its
-      smallest value; a bin that no feature fell into takes the value of the next filled
-      bin, mixed with how far it is (densification), so every byte means something.
-    - One byte of each bin's minimum is kept (b-bit MinHash): two signatures agree on a
-      byte with probability ``J + (1 - J) / 256`` for texts whose feature sets have the
-      Jaccard similarity ``J``; :func:`estimated_jaccard` inverts it.
-    - No features gives 64 zero bytes; duplicates in *features* change nothing.
-
-    >>> signature = minhash_of_features(["the cat", "cat sat"])
-    >>> len(signature), signature == minhash_of_features(["cat sat", "the cat", "the cat"])
-    (64, True)
-    """
-    return _minhash_of_hashes(_minhash_keys(_hashes_of(features)))
-
-
-def _minhash_keys(
-    hashes: np.ndarray[Any, np.dtype[np.uint64]],
-) -> np.ndarray[Any, np.dtype[np.uint64]]:
-    return mixed(hashes ^ _MINHASH_SEED)
-
-
-def _minhash_of_hashes(hashes: np.ndarray[Any, np.dtype[np.uint64]]) -> bytes:
-    if not hashes.size:
-        return bytes(MINHASH_BYTES)
-    ordered = np.sort(hashes)
-    # the smallest hash of bin i is the first one at or above i << shift, if it is in bin i
-    firsts = np.searchsorted(ordered, _MINHASH_BIN_STARTS)
-    minimums = ordered[np.minimum(firsts, ordered.size - 1)]
-    filled = (firsts < ordered.size) & (
-        (minimums >> np.uint64(_MINHASH_BIN_SHIFT)) == _MINHASH_BINS
-    )
-    if not filled.all():
-        filled_bins = np.flatnonzero(filled)
-        donors = filled_bins[np.searchsorted(filled_bins, _MINHASH_BINS) % filled_bins.size]
-        steps = (donors.astype(np.uint64) - _MINHASH_BINS) % np.uint64(MINHASH_BYTES)
-        borrowed = (minimums[donors] ^ (steps * _GOLDEN)) * _MIX
-        minimums = np.where(filled, minimums, borrowed)
-    return (minimums & np.uint64(0xFF)).astype(np.uint8).tobytes()
-
-
 def minhash_of_normalized(normalized: str) -> bytes:
     """Return the MinHash signature of the set of :func:`text_features` of a normalized
     text (word pairs; character pairs in Chinese): see :func:`minhash_of_features`."""
     return minhash_of_features(text_features(normalized))
-
-
-#: Steps of :func:`page_size_class` per doubling of the page's text: 9% apart.
-PAGE_SIZE_STEPS = 8
-#: How many times more text the larger page must hold for :func:`page_sizes_differ`.
-PAGE_SIZE_RATIO = 3
-
-
-def page_size_class(page_chars: int) -> int:
-    """Return one byte that says how much text a whole page holds, on a log scale.
-
-    - ``round(8 * log2(page_chars))``, clipped to 1..255 (pages of up to 4e9
-      characters); ``0`` when the size is not known (*page_chars* 0: text given
-      without its page).
-
-    >>> page_size_class(0), page_size_class(1), page_size_class(1000), page_size_class(8000)
-    (0, 1, 80, 104)
-    """
-    if page_chars <= 0:
-        return 0
-    return max(1, min(255, round(PAGE_SIZE_STEPS * math.log2(page_chars))))
-
-
-def page_sizes_differ(first: int, second: int, text_chars: int) -> bool:
-    """Whether a main text of *text_chars* is weak evidence that two pages are one.
-
-    True when both :func:`page_size_class` values are known, the larger page holds at
-    least :data:`PAGE_SIZE_RATIO` times the text of the smaller, and the main text is
-    less than a third of the larger page's: the extraction kept a small part of a large
-    page (one letter of an index of every letter; a footer), which says little about
-    the rest of it.
-
-    >>> small, large = page_size_class(2_000), page_size_class(400_000)
-    >>> page_sizes_differ(small, large, 1_500), page_sizes_differ(small, small, 1_500)
-    (True, False)
-    >>> page_sizes_differ(0, large, 1_500), page_sizes_differ(small, large, 300_000)
-    (False, False)
-    """
-    if not first or not second:
-        return False
-    low, high = sorted((first, second))
-    if high - low < PAGE_SIZE_STEPS * math.log2(PAGE_SIZE_RATIO):
-        return False
-    return text_chars * PAGE_SIZE_RATIO < 2 ** (high / PAGE_SIZE_STEPS)
-
-
-def estimated_jaccard(first: bytes, second: bytes) -> float:
-    """Estimate the Jaccard similarity of the feature sets behind two MinHash signatures.
-
-    - The share of equal bytes, corrected for the 1/256 chance that two bytes of
-      different minimums agree, clipped to ``[0, 1]``; with 64 bytes the standard error
-      is about 0.06 at ``J = 0.5``.
-    - Signatures of different sizes raise :exc:`ValueError`.
-
-    >>> estimated_jaccard(bytes(64), bytes(64)), estimated_jaccard(bytes(64), b"\\1" * 64)
-    (1.0, 0.0)
-    """
-    if len(first) != len(second) or not first:
-        raise ValueError(
-            f"MinHash signatures must have the same non-zero size, got {len(first)} and "
-            f"{len(second)} bytes"
-        )
-    agreeing = sum(a == b for a, b in zip(first, second, strict=True)) / len(first)
-    chance = 1 / 256
-    return min(1.0, max(0.0, (agreeing - chance) / (1 - chance)))
 
 
 def simhash(text: str) -> int:
@@ -496,7 +387,7 @@ def describe() -> dict[str, Any]:
         "weights": "1+floor(log2(count))",
         "numbers": "mask-dates-times-years-counters-keep-others-years-before-units-kept",
         "no_space_scripts": "spaces-deleted",
-        "minhash": f"one-permutation-fmix64-seed{int(_MINHASH_SEED)}-{MINHASH_BYTES}x8bit",
+        "minhash": f"one-permutation-fmix64-seed{int(MINHASH_SEED)}-{MINHASH_BYTES}x8bit",
         "numbers_signature": NUMBERS_SIGNATURE_RULES,
         "page_size": f"chars-log2x{PAGE_SIZE_STEPS}",
     }

@@ -24,8 +24,6 @@ from crawler.content.fingerprints import (
     NUMBERS_COUNTERS,
     NUMBERS_OTHER_BITS,
     NUMBERS_SUM_BITS,
-    PAGE_SIZE_RATIO,
-    PAGE_SIZE_STEPS,
 )
 from crawler.content.index import (
     BAND_BITS,
@@ -36,6 +34,7 @@ from crawler.content.index import (
     check_max_distance,
 )
 from crawler.content.index.memory import MINHASH_BYTES
+from crawler.content.page_size import PAGE_SIZE_RATIO, PAGE_SIZE_STEPS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
