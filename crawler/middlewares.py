@@ -36,6 +36,7 @@ again.
 
 from __future__ import annotations
 
+import functools
 import logging
 import weakref
 from typing import TYPE_CHECKING, Any, Protocol
@@ -310,20 +311,32 @@ class _ItemsOfOutput:
         self.first: Any = None
 
     def came(self, output: Any) -> None:
-        """Record the page of *output*, if it is an item without one."""
-        if not is_item(output) or any(field in ItemAdapter(output) for field in self.page_fields):
+        """Record the page of *output*, if it is an item without one; the redirects that led
+        to the page of an item that holds it."""
+        if not is_item(output):
+            return
+        url = self.response.url
+        if any(field in ItemAdapter(output) for field in self.page_fields):
+            if self.redirected_from:
+                self.pages.put(output, ItemPage(url, 0, redirected_from=self.redirected_from))
             return
         index, self.items = self.items, self.items + 1
-        url = self.response.url
         if index == 0:
             self.first = output
             encoding = getattr(self.response, "encoding", None)
-            self.pages.put(output, ItemPage(url, 0, self.response.body, encoding))
+            page = ItemPage(url, 0, self.response.body, encoding, self.redirected_from)
+            self.pages.put(output, page)
             return
         if self.first is not None:  # it shares its page after all
-            self.pages.revise(self.first, ItemPage(url, 0))
+            self.pages.revise(self.first, ItemPage(url, 0, redirected_from=self.redirected_from))
             self.first = None
-        self.pages.put(output, ItemPage(url, index))
+        self.pages.put(output, ItemPage(url, index, redirected_from=self.redirected_from))
+
+    @functools.cached_property
+    def redirected_from(self) -> tuple[str, ...]:
+        request = getattr(self.response, "request", None)
+        redirects = request.meta.get("redirect_urls") if request is not None else None
+        return tuple(str(url) for url in redirects or ())
 
 
 class FiltersBeforeDownload(Protocol):

@@ -133,6 +133,8 @@ class NearDuplicatePipeline:
         self._decisions_lock = threading.Lock()
         #: in this crawl: kept URL -> the URL its page declared its own (rel=canonical)
         self._declared: dict[str, str] = {}
+        #: in this crawl: kept URL -> the URLs that redirected to its page
+        self._redirected_from: dict[str, tuple[str, ...]] = {}
         #: in this crawl: URL of a kept copy -> the better copy that took its place
         self._better: dict[str, str] = {}
         self.fingerprinter = PageFingerprinter(
@@ -257,6 +259,7 @@ class NearDuplicatePipeline:
         html = adapter.get(self.html_field)
         encoding = self._encoding(adapter)
         source = self._item_pages.take(item)
+        redirected_from = source.redirected_from if source is not None else ()
         if text is None and html is None:
             if source is None:
                 self._count("no_page")
@@ -322,13 +325,17 @@ class NearDuplicatePipeline:
             self._decided(url, url)
             if decision.rejected is not None:
                 self._count("rejected")
+            if redirected_from:
+                self._redirected_from[url] = redirected_from
             return await self._kept(item, url, declares, decision, "unique", size=_size(html, text))
         self._decided(url, match.key)
         match = replace(match, key=self._representative(match.key))
-        better = self._better_than(url, match.key)
+        better = self._better_than(url, match.key, redirected_from)
         if better is not None and (
             match.key in self._held or (self.action == "mark" and better in STRONG_REASONS)
         ):
+            if redirected_from:
+                self._redirected_from[url] = redirected_from
             return await self._better_copy(
                 item, url, declares, decision, match, better, _size(html, text)
             )
@@ -418,10 +425,19 @@ class NearDuplicatePipeline:
             self._held.reserve(url)
         return await self._kept(item, url, declares, decision, "better_copy", match.key, size)
 
-    def _better_than(self, url: str, kept: str) -> str | None:
-        """Why *url* represents its text better than the copy *kept* (see
-        :mod:`crawler.content.representatives`), or ``None``."""
-        return better_representative(url, kept, kept_declares=self._declared.get(kept))
+    def _better_than(
+        self, url: str, kept: str, redirected_from: tuple[str, ...] = ()
+    ) -> str | None:
+        """Why *url*, reached through the redirects *redirected_from*, represents its text
+        better than the copy *kept* (see :mod:`crawler.content.representatives`), or
+        ``None``."""
+        return better_representative(
+            url,
+            kept,
+            kept_declares=self._declared.get(kept),
+            candidate_redirected_from=redirected_from,
+            kept_redirected_from=self._redirected_from.get(kept, ()),
+        )
 
     def _representative(self, url: str) -> str:
         """The copy that represents *url*'s text now: *url*, or the better copy that took

@@ -227,6 +227,24 @@ def test_an_item_with_a_page_field_is_not_recorded():
     assert item_pages(crawler).take(item) is None
 
 
+def test_the_redirects_that_led_to_a_page_are_recorded_for_each_of_its_items():
+    """Items that hold their page too: which URL redirected to it tells which of two
+    copies a reader would keep."""
+    crawler, middleware, _ = page_response()
+    request = Request(
+        "http://a.test/article", meta={"redirect_urls": ["http://a.test/old", "http://a.test/s"]}
+    )
+    response = HtmlResponse(request.url, body=b"<p>Moved</p>", encoding="utf-8", request=request)
+    holds_page, *listing = {"html": "<p>Moved</p>"}, {"title": "one"}, {"title": "two"}
+    list(middleware.process_spider_output(response, [holds_page, *listing]))
+    pages = item_pages(crawler)
+    redirects = ("http://a.test/old", "http://a.test/s")
+    assert pages.take(holds_page) == ItemPage(request.url, 0, redirected_from=redirects)
+    assert [pages.take(item) for item in listing] == [
+        ItemPage(request.url, n, redirected_from=redirects) for n in (0, 1)
+    ]
+
+
 def test_a_first_item_taken_before_a_second_came_was_its_pages_only_item():
     """A callback that waits between its items: the first one, checked meanwhile, was
     checked on the page; the second one shares it."""

@@ -42,13 +42,15 @@ class ItemPage:
     * ``index``: the item's place among the items its callback yielded for the response
       (from 0);
     * ``body`` and ``encoding``: the response's body and charset when the item was the
-      only one its callback yielded for the response, ``None`` otherwise.
+      only one its callback yielded for the response, ``None`` otherwise;
+    * ``redirected_from``: the URLs that redirected to the response, first to last.
     """
 
     url: str
     index: int
     body: bytes | None = None
     encoding: str | None = None
+    redirected_from: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

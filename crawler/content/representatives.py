@@ -5,15 +5,17 @@ meets it first, keeps it, and then finds the article a copy of it. The page to k
 article. Of two URLs of one text, the better representative is, in this order:
 
 1. the URL the kept page declares as its own (``rel="canonical"``);
-2. on one site, an ``https`` URL before an ``http`` one;
-3. a URL without a copy marker before one with (:func:`has_copy_marker`: ``/print``,
+2. the URL the kept page's URL redirects to now (a page moved, a copy retired), and never
+   the URL that redirected to the kept page;
+3. on one site, an ``https`` URL before an ``http`` one;
+4. a URL without a copy marker before one with (:func:`has_copy_marker`: ``/print``,
    ``/amp/...``, ``?output=amp``, ``m.`` ...);
-4. on one site, the shorter URL.
+5. on one site, the shorter URL.
 
 "One site": the same host but for a first label ``www`` or a copy marker (``m.``, ``amp.``).
 Across sites, which copy is shorter or served over ``https`` says nothing of which is the
-original. The first and third reasons are :data:`STRONG_REASONS`: they say which URL is a
-copy; the others only prefer one of two ordinary URLs.
+original. The first, second and fourth reasons are :data:`STRONG_REASONS`: they say which
+URL is a copy; the others only prefer one of two ordinary URLs.
 
 URLs are compared in canonical form (:func:`crawler.url.canonical.canonicalize_url`): a tracking
 parameter neither marks a copy nor makes a URL longer. A URL that cannot be parsed is
@@ -23,10 +25,13 @@ here imports Scrapy.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl, urlsplit
 
 from crawler.url.canonical import canonicalize_url
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 #: Words that mark a copy as the first segment of a URL's path (``/amp/...``,
 #: ``/mirror/...``), as a segment's extension (``/story.amp``), or as a query parameter's
@@ -44,7 +49,7 @@ COPY_VALUE_PARAMETERS: Final = frozenset(
 #: ... and as the first label of a host of three labels or more (``m.news.example``).
 COPY_HOST_LABELS: Final = frozenset({"m", "amp", "mobile"})
 #: The reasons that say which of two URLs is a copy.
-STRONG_REASONS: Final = frozenset({"declared_canonical", "no_copy_marker"})
+STRONG_REASONS: Final = frozenset({"declared_canonical", "redirect_target", "no_copy_marker"})
 
 
 def has_copy_marker(url: str) -> bool:
@@ -82,11 +87,17 @@ def has_copy_marker(url: str) -> bool:
 
 
 def better_representative(
-    candidate: str, kept: str, *, kept_declares: str | None = None
+    candidate: str,
+    kept: str,
+    *,
+    kept_declares: str | None = None,
+    candidate_redirected_from: Sequence[str] = (),
+    kept_redirected_from: Sequence[str] = (),
 ) -> str | None:
     """Why *candidate* represents a text better than *kept*, the URL of the copy kept
     first, or ``None`` when it does not (see the module's documentation). *kept_declares*:
-    the ``rel="canonical"`` URL the kept page declared.
+    the ``rel="canonical"`` URL the kept page declared; ``*_redirected_from``: the URLs
+    that redirected to each page before it was downloaded (Scrapy's ``redirect_urls``).
 
     >>> better_representative("https://a.example/story", "https://a.example/story/print")
     'no_copy_marker'
@@ -102,12 +113,22 @@ def better_representative(
     ...     "https://a.example/p?id=7", "https://a.example/p7", kept_declares="https://a.example/p?id=7"
     ... )
     'declared_canonical'
+    >>> better_representative(
+    ...     "https://new.example/news/story",
+    ...     "http://old.example/story",
+    ...     candidate_redirected_from=["http://old.example/story"],
+    ... )
+    'redirect_target'
     """
     candidate, kept = _canonical(candidate), _canonical(kept)
     if candidate == kept:
         return None
     if kept_declares is not None and same_page(kept_declares, candidate):
         return "declared_canonical"
+    if any(_canonical(source) == kept for source in candidate_redirected_from):
+        return "redirect_target"
+    if any(_canonical(source) == candidate for source in kept_redirected_from):
+        return None  # the candidate's URL leads to the kept page
     try:
         same_site = _site(candidate) == _site(kept)
     except ValueError:

@@ -4,12 +4,16 @@ place (held items), or is recorded (``"mark"``), or is counted (``"drop"``)."""
 import asyncio
 import json
 import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pytest
 from scrapy.exceptions import DropItem
 
 from crawler.content.held_items import HeldItems
+from crawler.content.item_pages import ItemPage, item_pages
 from crawler.content.representatives import (
     better_representative,
     has_copy_marker,
@@ -54,6 +58,24 @@ def test_a_url_the_kept_page_declares_its_own_comes_first_whatever_its_shape():
     declared = "http://news.test/story?id=7&print=1"  # longer, http, marked: still first
     assert better_representative(declared, kept, kept_declares=declared) == "declared_canonical"
     assert better_representative(declared, kept, kept_declares=kept) is None
+
+
+def test_the_url_the_kept_pages_url_redirects_to_comes_first_across_sites():
+    moved = "https://new.test/news/2026/harbour-reopens"  # longer, on another site
+    old = "http://news.test/harbour"
+    assert better_representative(moved, old, candidate_redirected_from=[old]) == "redirect_target"
+    assert better_representative(moved, old) is None
+    # the URL that redirected to the kept page is not better, however short or clean
+    kept = "https://news.test/articles/harbour/print"
+    assert better_representative("https://news.test/h", kept, kept_redirected_from=[]) == (
+        "no_copy_marker"
+    )
+    assert (
+        better_representative(
+            "https://news.test/h", kept, kept_redirected_from=["https://news.test/h"]
+        )
+        is None
+    )
 
 
 @pytest.mark.parametrize(
@@ -170,6 +192,38 @@ def test_with_mark_the_better_copy_is_kept_and_the_earlier_named_superseded(tmp_
     ]
     assert records[1]["supersedes"] == PRINTED
     assert stats(pipeline)["dedup/content/superseded_exported"] == 1
+
+
+def test_with_mark_the_page_the_kept_url_redirects_to_now_supersedes_it(tmp_path):
+    """A page that moved: its old URL, kept first, now redirects to the new one (a
+    recrawl, or a link fetched again): the new URL is kept, and named the better copy."""
+    audit = tmp_path / "audit.jsonl"
+    pipeline = make_pipeline({"DEDUP_CONTENT_ACTION": "mark", "DEDUP_AUDIT_FILE": str(audit)})
+    article, _ = articles_and_copy()
+    old, moved = "https://news.test/h", "https://harbour.test/news/2026/harbour-reopens"
+    assert process(pipeline, {"url": old, "html": article}) == {"url": old}
+    item = {"url": moved, "html": article}
+    item_pages(pipeline.crawler).put(item, ItemPage(moved, 0, redirected_from=(old,)))
+    assert process(pipeline, item) == {"url": moved}
+    # an item of the old URL again: a copy of the page it leads to
+    assert process(pipeline, {"url": old + "?ref=x", "html": article})["duplicate_of"] == moved
+    pipeline.close_spider()
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert (records[1]["url"], records[1]["reason"], records[1]["supersedes"]) == (
+        moved,
+        "better_copy",
+        old,
+    )
+
+
+def test_a_page_reached_by_redirect_is_not_superseded_by_the_url_that_led_to_it():
+    pipeline = make_pipeline({"DEDUP_CONTENT_ACTION": "mark"})
+    article, _ = articles_and_copy()
+    target, short = "https://news.test/articles/harbour/print", "https://news.test/h"
+    item = {"url": target, "html": article}
+    item_pages(pipeline.crawler).put(item, ItemPage(target, 0, redirected_from=(short,)))
+    process(pipeline, item)
+    assert process(pipeline, {"url": short, "html": article})["duplicate_of"] == target
 
 
 def test_with_mark_a_merely_shorter_url_is_marked_as_before():
@@ -343,3 +397,79 @@ def test_with_mark_the_audit_names_every_superseded_item(copies_first_site, tmp_
         path for path, item in zip(paths(items), items, strict=True) if "duplicate_of" not in item
     }
     assert set(site.near_duplicates.values()) <= unmarked  # every article kept unmarked
+
+
+# -- a real recrawl of a site whose page moved: its old URL now redirects to the new one ------
+
+
+@pytest.fixture
+def moving_site():
+    """A home page linking ``/h``, an article; ``moved()`` makes ``/h`` answer 301 to a
+    longer URL on the same server, which serves the article."""
+    article = page(PARAGRAPHS).encode()
+    routes: dict[str, tuple[int, dict[str, str], bytes]] = {
+        "/": (200, {"Content-Type": "text/html"}, b'<html><body><a href="/h">h</a></body></html>'),
+        "/h": (200, {"Content-Type": "text/html"}, article),
+    }
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, headers, body = routes.get(self.path, (404, {}, b""))
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    def moved() -> None:
+        routes["/h"] = (301, {"Location": "/news/2026/harbour-reopens"}, b"")
+        routes["/news/2026/harbour-reopens"] = (200, {"Content-Type": "text/html"}, article)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", moved
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_recrawl_keeps_the_page_a_kept_url_now_redirects_to(moving_site, tmp_path):
+    """Run 1 keeps the article at /h; /h then moves to a longer URL, which no other rule
+    prefers. Run 2, once the URLs expired (DEDUP_URL_TTL = 1 s: forgotten 1 to 1.25 s after
+    they were recorded), meets the article at the new URL through the redirect: with
+    "mark", the new URL is kept unmarked and its audit record names /h as superseded."""
+    url, moved = moving_site
+    output, audit = tmp_path / "items.jsonl", tmp_path / "audit.jsonl"
+    settings = [
+        "-s",
+        'ADDONS={"crawler.addon.DedupAddon": 0}',
+        "-s",
+        f"DEDUP_STATE_DIR={tmp_path / 'state'}",
+        "-s",
+        "DEDUP_URL_TTL=1",
+        "-s",
+        "DEDUP_CONTENT_ACTION=mark",
+        "-s",
+        f"DEDUP_AUDIT_FILE={audit}",
+        "-s",
+        "ROBOTSTXT_OBEY=False",
+        "-o",
+        f"{output}:jsonl",
+    ]
+    run_scrapy(scrapy_crawl_command(url, *settings))
+    moved()
+    time.sleep(1.5)
+    log = run_scrapy(scrapy_crawl_command(url, *settings))
+    items = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
+    new_url = url + "news/2026/harbour-reopens"
+    assert [i["url"] for i in items if "duplicate_of" not in i][-1] == new_url
+    records = [json.loads(line) for line in audit.read_text("utf-8").splitlines()]
+    superseding = [r for r in records if r.get("supersedes")]
+    assert [(r["url"], r["supersedes"]) for r in superseding] == [(new_url, url + "h")]
+    assert final_stat(log, "dedup/content/better_copy") == 1
