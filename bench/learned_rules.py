@@ -16,6 +16,9 @@ Usage (from the repository root)::
   defaults). Downloads per resource is the server's count of requests divided by the number
   of the site's resources; *coverage* is the share of resources downloaded at least once
   (below 1: a page lost).
+* **A tree served twice.** ``--site params-prefix`` with ``--prefix-products`` products (36:
+  96 resources, a small site): the shop served again under ``/v2/``, linked from the pages'
+  footers; each mode crawled once, and the path rules learned.
 * **Cost of learning.** For each parameter, how many downloads of URLs carrying it each
   crawl made, against the fixed rules' spending on the same parameter; and of those, the
   downloads before its rule was learned (from the crawl's log: what learning it cost; the
@@ -128,6 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tabs-runs", type=int, default=3, help="crawls of the site with a `tab` parameter"
     )
+    parser.add_argument(
+        "--prefix-products",
+        type=int,
+        default=36,
+        help="products of the shop served again under /v2/ (0: skip it)",
+    )
     args = parser.parse_args(argv)
     began = time.perf_counter()
     resources = ParamSite(products=args.products, seed=args.seed).resources
@@ -152,6 +161,18 @@ def main(argv: list[str] | None = None) -> int:
         tabs_server.terminate()
         tabs_server.wait()
     tabs_resources = ParamSite(products=args.products, seed=args.seed, tabs=True).resources
+    prefix_runs: dict[str, dict[str, Any]] = {}
+    if args.prefix_products:
+        prefix_server, prefix_url = start_server(args.prefix_products, args.seed, "params-prefix")
+        try:
+            for mode in random.sample(list(MODES), len(MODES)):
+                prefix_runs[mode] = crawl(prefix_url, mode)
+        finally:
+            prefix_server.terminate()
+            prefix_server.wait()
+    prefix_resources = ParamSite(
+        products=args.prefix_products, seed=args.seed, second_prefix=True
+    ).resources
 
     print(f"# Learned URL rules: downloads per resource ({len(resources)} resources)\n")
     print(
@@ -195,12 +216,38 @@ def main(argv: list[str] | None = None) -> int:
         if "?tab" in run["retracted"]:
             tab = "learned, then retracted"
         print(f"| {number} | {run['downloads'] / len(tabs_resources):.3f} | {missing} | {tab} |")
+    if prefix_runs:
+        print(
+            f"\nThe shop with {args.prefix_products} products ({len(prefix_resources)} "
+            "resources) served again under `/v2/` (`--site params-prefix`), each mode once:\n"
+        )
+        print(
+            "| crawl | downloads | per resource | coverage "
+            "| path rules learned (pages, downloads before) |"
+        )
+        print("|---|---:|---:|---:|---|")
+        for mode, run in prefix_runs.items():
+            covered = len(set(run["resources_downloaded"]) & prefix_resources)
+            paths = ", ".join(
+                f"`{name}` ({pages}, {spent})"
+                for name, (pages, spent) in sorted(run["learned"].items())
+                if name.startswith("/")
+            )
+            print(
+                f"| {mode} | {run['downloads']} | {run['downloads'] / len(prefix_resources):.3f} "
+                f"| {covered / len(prefix_resources):.3f} | {paths or 'none'} |"
+            )
     print(f"\nMachine: {json.dumps(machine_facts('scrapy'))}")
     print(
         f"Command: `{shlex.join([sys.executable, *sys.argv])}`; {time.perf_counter() - began:.0f} s"
     )
     if args.json:
-        raw = {"resources": len(resources), "runs": runs, "tabs_runs": tabs_runs}
+        raw = {
+            "resources": len(resources),
+            "runs": runs,
+            "tabs_runs": tabs_runs,
+            "prefix_runs": prefix_runs,
+        }
         args.json.write_text(json.dumps(raw, indent=2))
     return 0
 

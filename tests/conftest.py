@@ -31,9 +31,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # without a time limit an example (hypothesis's 200 ms deadline failed a regex expansion
 # that took 270 ms on a busy 2-core machine: a timing, not an outcome);
 # HYPOTHESIS_PROFILE=deep draws new random examples, ten times as many, to look for more.
-hypothesis_settings.register_profile(
-    "derandomized", derandomize=True, database=None, deadline=None
-)
+hypothesis_settings.register_profile("derandomized", derandomize=True, database=None, deadline=None)
 hypothesis_settings.register_profile("deep", max_examples=1000, deadline=None)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "derandomized"))
 READY_TIMEOUT = 20.0

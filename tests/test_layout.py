@@ -139,8 +139,6 @@ LONG_MODULES = {
     "crawler.pipelines": 650,
     # the shared seen store's Lua scripts and their callers
     "crawler.url.stores.redis": 550,
-    # learning URL rules from downloaded bodies: evidence, rules, verification
-    "crawler.url.learning": 550,
     "crawler.content.index.redis": 550,
     "crawler.state.persistence": 550,
 }

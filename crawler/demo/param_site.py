@@ -10,13 +10,17 @@ site is in :data:`crawler.url.tracking_params.DEFAULT_STRIP_PARAMS`.
 Serve it with ``python -m crawler.demo.server --site params``; ``--site params-relevant``
 serves it with only the parameters that change the page in its links; ``--site params-tabs``
 adds ``?tab=reviews`` to every product page, which changes one product page in ten (a
-parameter that a few pages confirm as irrelevant, and that is not).
+parameter that a few pages confirm as irrelevant, and that is not); ``--site params-prefix``
+also serves the whole shop again under :data:`SECOND_PREFIX` (``/v2/...``, whose pages link
+to ``/v2/...``), linked from every page's footer, as a site keeps an old version of its tree.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import random
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -41,6 +45,11 @@ IRRELEVANT_PARAMS = {
 RELEVANT_PARAMS = ("page", "sort", "id", "q", "lang", "tab")
 #: One product in this many has reviews (the first ones).
 REVIEWED_EVERY = 10
+
+#: With ``second_prefix``: the first path segment under which the whole site is served again.
+SECOND_PREFIX = "/v2"
+
+_OUT_OF_SECOND_TREE = re.compile(f'href="/(?!{SECOND_PREFIX[1:]}/)'.encode())
 
 PAGE_SIZE = 6
 SORTS = ("name", "price")
@@ -153,9 +162,11 @@ class ParamSite:
         *,
         irrelevant_links: bool = True,
         tabs: bool = False,
+        second_prefix: bool = False,
     ):
         self.irrelevant_links = irrelevant_links
         self.tabs = tabs
+        self.second_prefix = second_prefix
         self.host = host
         self.port = port
         self.products = _products(products, seed)
@@ -187,6 +198,16 @@ class ParamSite:
         """The page at *target* (path and query); parameters it does not use are ignored."""
         parts = urlsplit(target)
         path = parts.path.rstrip("/") or "/"
+        if self.second_prefix and (path + "/").startswith(SECOND_PREFIX + "/"):
+            inner = target[len(SECOND_PREFIX) :] or "/"
+            if (inner.split("?")[0] + "/").startswith(SECOND_PREFIX + "/"):
+                return self.resolve("/not-found")  # one second tree, not one in another
+            resolution = self.resolve(inner)
+            if resolution.status != 200:
+                return resolution
+            # its links stay in its tree (the footer's link to it is one already)
+            body = _OUT_OF_SECOND_TREE.sub(f'href="{SECOND_PREFIX}/'.encode(), resolution.body)
+            return dataclasses.replace(resolution, body=body)
         query = dict(parse_qsl(parts.query))
         if path.startswith("/guides/") and path.endswith("/index.html"):
             path = path[: -len("/index.html")]
@@ -268,11 +289,13 @@ class ParamSite:
         return "<nav>" + " | ".join(links) + "</nav>"
 
     def _footer(self, path: str) -> str:
+        older = f" {self._a(SECOND_PREFIX + path, 'Version 2')}" if self.second_prefix else ""
         return (
             "<footer>"
             + self._a(path, "Share by email", share="email")
             + " "
             + self._a(path, "Reload", v="2")
+            + older
             + "</footer>"
         )
 

@@ -121,6 +121,7 @@ class DemoHTTPServer(ThreadingHTTPServer):
                 seed=seed,
                 irrelevant_links=site != "params-relevant",
                 tabs=site == "params-tabs",
+                second_prefix=site == "params-prefix",
             )
         else:
             self.site = build_site(
@@ -333,7 +334,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
     parser.add_argument(
         "--site",
-        choices=("articles", "copies-first", "params", "params-relevant", "params-tabs"),
+        choices=(
+            "articles",
+            "copies-first",
+            "params",
+            "params-relevant",
+            "params-tabs",
+            "params-prefix",
+        ),
         default="articles",
         help="the demo site (copies-first: its home page links every copy of an article), or "
         "a shop whose parameters no list knows",

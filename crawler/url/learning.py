@@ -1,17 +1,23 @@
-"""Learned URL rules: query parameters and index-page aliases that make no
-difference on a site, learned from pages served twice and from what the content
-level decided.
+"""Learned URL rules: query parameters, index-page aliases and path prefixes that
+make no difference on a site, learned from pages served twice and from what the
+content level decided.
 
 * **Evidence** comes in pairs of pages whose canonical URLs differ in one
   *dimension* only: a query parameter (present in one URL and absent from the
-  other, or with another value), or a path alias (``/docs/index.html`` next to
-  ``/docs``). Two such pages with one content (identical bodies, or the content
-  level kept one and dropped the other as its copy) confirm that the dimension
-  changes nothing on that host; two pages the content level keeps as two texts
-  are a counter-example. Two pages with one content whose URLs each add another
-  dimension to a third URL (``/a?ref=x`` and ``/a?share=y``) confirm both; with
-  two contents they say nothing. A ``rel="canonical"`` that removes parameters
-  from its page's URL confirms them too.
+  other, or with another value), a path alias (``/docs/index.html`` next to
+  ``/docs``), a first path segment present in one URL and absent from the other
+  (``/en/guide`` next to ``/guide``: a *prefix*) or replaced by another
+  (``/v3/guide`` next to ``/docs/guide``: a *swap*, the aliases of whole trees that
+  "Do not crawl in the DUST" describes). Two such pages with one content (identical
+  bodies, or the content level kept one and dropped the other as its copy) confirm
+  that the dimension changes nothing on that host; two pages the content level keeps
+  as two texts are a counter-example. Two pages with one content whose URLs each add
+  another parameter or alias to a third URL (``/a?ref=x`` and ``/a?share=y``)
+  confirm both; with two contents they say nothing. A ``rel="canonical"`` that
+  removes parameters from its page's URL confirms them too. A first segment that
+  marks a copy (:data:`~crawler.url.dimensions.COPY_MARKERS`: ``/amp/...``,
+  ``/mirror/...``) is no prefix nor swap: the content level chooses which copy a
+  reader keeps, and needs both. The dimensions are those of :mod:`crawler.url.dimensions`.
 * **A rule** is learned once ``min_evidence`` distinct pages confirmed the
   dimension and none contradicted it. The URL level then removes the dimension
   from every later URL of the host before it looks the URL up (:meth:`UrlRuleLearner.rewrite`).
@@ -19,10 +25,14 @@ level decided.
   learned already: the URLs it rewrote are looked up unchanged again.
 * **Verification**: one in ``verify_every`` requests that a rule filters is
   downloaded anyway, so that a rule that stopped holding meets its counter-example.
+* **Swaps** join path segments into classes (``docs = v3 = stable``): a URL under any
+  of them is looked up under the class's first segment in sort order, or without a
+  prefix when one of them is a learned prefix.
 
 Which page a pair's pages are is kept in memory only (a digest per URL and per URL
-without each of its parameters, up to ``max_pages`` pages); the rules, their
-evidence counts and times are what :meth:`UrlRuleLearner.state` saves.
+without each of its dimensions, up to ``max_pages`` pages; the first path segments
+of the first ``max_prefix_pages`` of them); the rules, their evidence counts and
+times are what :meth:`UrlRuleLearner.state` saves.
 """
 
 from __future__ import annotations
@@ -33,25 +43,19 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
-
-#: Last path segments that serve the page of their directory on most servers.
-PATH_ALIASES = frozenset(
-    {
-        "index.html",
-        "index.htm",
-        "index.shtml",
-        "index.php",
-        "index.asp",
-        "index.aspx",
-        "index.jsp",
-        "default.asp",
-        "default.aspx",
-        "default.htm",
-        "default.html",
-    }
+from crawler.url.dimensions import (
+    HostRules,
+    RuleKey,
+    UrlParts,
+    field_name,
+    segment_is_alias,
+    split_url,
+    swap_name,
+    url_dimensions,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 #: The states of a :class:`LearnedRule`.
 COLLECTING, LEARNED, REFUSED, RETRACTED = "collecting", "learned", "refused", "retracted"
@@ -60,20 +64,6 @@ _DIGEST_SIZE = 8
 #: Pages a URL without one parameter is remembered for: enough for the values of
 #: a parameter on one page that a crawl meets.
 _VARIANTS_PER_SKELETON = 16
-
-
-class RuleKey(NamedTuple):
-    """What a rule removes: ``kind`` is ``"param"`` (a query parameter, by its
-    encoded name) or ``"alias"`` (a last path segment), on the URLs of ``host``."""
-
-    host: str
-    kind: str
-    name: str
-
-    def __str__(self) -> str:
-        if self.kind == "alias":
-            return f"{self.host}: /{self.name}"
-        return f"{self.host}: ?{self.name}"
 
 
 @dataclass
@@ -117,39 +107,6 @@ class RuleEvent(NamedTuple):
     adopted: bool = False
 
 
-class _Parts(NamedTuple):
-    origin: str  # scheme://netloc
-    host: str  # netloc
-    path: str
-    fields: tuple[str, ...]  # query fields, encoded, in canonical order
-
-
-def _split(url: str) -> _Parts | None:
-    """The parts of a canonical http(s) URL; ``None`` for anything else."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme not in ("http", "https"):
-        return None
-    netloc, slash, path_query = rest.partition("/")
-    if not netloc:
-        return None
-    path, _, query = ("/" + path_query if slash else "/").partition("?")
-    fields = tuple(query.split("&")) if query else ()
-    return _Parts(scheme + "://" + netloc, netloc, path, fields)
-
-
-def _join(parts: _Parts, path: str, fields: Iterable[str]) -> str:
-    query = "&".join(fields)
-    return parts.origin + path + ("?" + query if query else "")
-
-
-def _field_name(query_field: str) -> str:
-    return query_field.partition("=")[0]
-
-
-def _parent_path(path: str) -> str:
-    return path.rsplit("/", 1)[0] or "/"
-
-
 def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_DIGEST_SIZE).digest()
 
@@ -158,8 +115,9 @@ class _PageTable:
     """The pages observed, by URL and by URL without each of its dimensions, with a
     digest of what they served: finds the earlier pages a new one pairs with."""
 
-    def __init__(self, max_pages: int) -> None:
+    def __init__(self, max_pages: int, max_prefix_pages: int) -> None:
         self.max_pages = max_pages
+        self.max_prefix_pages = max_prefix_pages
         #: URL digest -> (content digest, URL)
         self._pages: dict[bytes, tuple[bytes, str]] = {}
         #: digest of a URL without one dimension -> (dimension, value, content digest, URL)
@@ -169,7 +127,7 @@ class _PageTable:
         self.with_dimensions: dict[str, list[tuple[str, bytes]]] = {}
 
     def add(
-        self, parts: _Parts, url: str, content: bytes
+        self, parts: UrlParts, url: str, content: bytes
     ) -> list[tuple[str, str, bytes, bool, str]]:
         """Remember the page; return its pairs: (dimension kind, name, digest of the
         URL without it, whether the two contents are one, the other URL)."""
@@ -178,7 +136,8 @@ class _PageTable:
             return []  # fetched again: what changed since says nothing about its URL
         pairs = []
         room = len(self._pages) < self.max_pages
-        for (kind, name), value, skeleton in _dimensions(parts):
+        prefixes = len(self._pages) < self.max_prefix_pages
+        for (kind, name), value, skeleton in url_dimensions(parts, prefixes=prefixes):
             skeleton_digest = _digest(skeleton)
             earlier = self._pages.get(skeleton_digest)
             if earlier is not None:  # the same URL without the dimension
@@ -188,8 +147,11 @@ class _PageTable:
                 if dimension == (kind, name):
                     if other_value != value:
                         same = other_content == content
-                        pairs.append((kind, name, skeleton_digest, same, other_url))
-                elif other_content == content:  # two dimensions apart: both confirmed
+                        pair_name = swap_name(value, other_value) if kind == "swap" else name
+                        pairs.append((kind, pair_name, skeleton_digest, same, other_url))
+                elif other_content == content and "prefix" not in (kind, dimension[0]):
+                    # two parameters or aliases apart: both confirmed (not two prefixes:
+                    # /docs/a and /v3/a say nothing of /a, which may be another page)
                     pairs.append((kind, name, skeleton_digest, True, other_url))
                     pairs.append((*dimension, skeleton_digest, True, other_url))
             if room and len(variants) < _VARIANTS_PER_SKELETON:
@@ -204,26 +166,6 @@ class _PageTable:
         else:
             self.not_remembered += 1
         return pairs
-
-
-def segment_is_alias(path: str) -> bool:
-    return path.rsplit("/", 1)[-1].lower() in PATH_ALIASES
-
-
-def _dimensions(parts: _Parts) -> Iterator[tuple[tuple[str, str], str, str]]:
-    """Each dimension of a URL: its value there and the URL without it."""
-    names = sorted({_field_name(f) for f in parts.fields})
-    for name in names:
-        value = "&".join(f for f in parts.fields if _field_name(f) == name)
-        others = [f for f in parts.fields if _field_name(f) != name]
-        yield ("param", name), value, _join(parts, parts.path, others)
-    segment = parts.path.rsplit("/", 1)[-1]
-    if segment_is_alias(parts.path):
-        yield (
-            ("alias", segment.lower()),
-            segment,
-            _join(parts, _parent_path(parts.path), parts.fields),
-        )
 
 
 class UrlRuleLearner:
@@ -247,6 +189,7 @@ class UrlRuleLearner:
         min_evidence: int = 3,
         verify_every: int = 50,
         max_pages: int = 1_000_000,
+        max_prefix_pages: int = 100_000,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if min_evidence < 1:
@@ -258,12 +201,12 @@ class UrlRuleLearner:
         self.max_pages = max_pages
         self._clock = clock
         self.rules: dict[RuleKey, LearnedRule] = {}
-        #: host -> (parameter names, alias segments) of its learned rules
-        self._active: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        #: host -> what its learned rules remove
+        self._active: dict[str, HostRules] = {}
         #: the pages that confirmed each rule collecting evidence or learned
         self._confirmed_on: dict[RuleKey, set[bytes]] = {}
-        self._contents = _PageTable(max_pages)
-        self._bodies = _PageTable(max_pages)
+        self._contents = _PageTable(max_pages, max_prefix_pages)
+        self._bodies = _PageTable(max_pages, max_prefix_pages)
         #: downloads of URLs with each dimension not learned yet (as many as max_pages)
         self._downloads: Counter[RuleKey] = Counter()
 
@@ -282,9 +225,11 @@ class UrlRuleLearner:
         the page is, before the content level decides. Two equal bodies confirm;
         two bodies that differ (a date, the URL written in the page) say nothing.
         Each call is one download, counted for the dimensions of *url*."""
-        parts = _split(url)
+        parts = split_url(url)
         if parts is not None:
-            for (kind, name), _, _ in _dimensions(parts):
+            for (kind, name), _, _ in url_dimensions(parts):
+                if kind == "swap":  # named by its pair of segments: counted when learned
+                    continue
                 key = RuleKey(parts.host, kind, name)
                 if key in self._downloads or len(self._downloads) < self.max_pages:
                     self._downloads[key] += 1
@@ -305,7 +250,7 @@ class UrlRuleLearner:
         contradict: bool,
         events: list[RuleEvent],
     ) -> None:
-        parts = _split(url)
+        parts = split_url(url)
         if parts is None:
             return
         for kind, name, page, same, other_url in table.add(parts, url, content):
@@ -326,7 +271,7 @@ class UrlRuleLearner:
         """Record that the page at canonical *url* declares *declared* (canonical) as
         its ``rel="canonical"``: each query parameter it removes is confirmed on
         this page. Declarations that change anything else are not evidence."""
-        parts, target = _split(url), _split(declared)
+        parts, target = split_url(url), split_url(declared)
         if (
             parts is None
             or target is None
@@ -336,7 +281,7 @@ class UrlRuleLearner:
         kept = set(target.fields)
         if not kept <= set(parts.fields):
             return []
-        removed = sorted({_field_name(f) for f in parts.fields if f not in kept})
+        removed = sorted({field_name(f) for f in parts.fields if f not in kept})
         events: list[RuleEvent] = []
         page = _digest(declared)
         for name in removed:
@@ -400,23 +345,17 @@ class UrlRuleLearner:
     # Applying
 
     def _activate(self, key: RuleKey) -> None:
-        params, aliases = self._active.get(key.host, (frozenset(), frozenset()))
-        if key.kind == "alias":
-            aliases |= {key.name}
-        else:
-            params |= {key.name}
-        self._active[key.host] = (params, aliases)
+        self._active_again(key.host)
 
     def _deactivate(self, key: RuleKey) -> None:
-        params, aliases = self._active.get(key.host, (frozenset(), frozenset()))
-        if key.kind == "alias":
-            aliases -= {key.name}
+        self._active_again(key.host)
+
+    def _active_again(self, host: str) -> None:
+        rules = HostRules.of(rule.key for rule in self.learned() if rule.host == host)
+        if rules:
+            self._active[host] = rules
         else:
-            params -= {key.name}
-        if params or aliases:
-            self._active[key.host] = (params, aliases)
-        else:
-            self._active.pop(key.host, None)
+            self._active.pop(host, None)
 
     def __bool__(self) -> bool:
         """Whether any rule is learned."""
@@ -427,25 +366,10 @@ class UrlRuleLearner:
         those rules; *url* itself and ``[]`` when none applies."""
         if not self._active:
             return url, []
-        parts = _split(url)
+        parts = split_url(url)
         if parts is None or parts.host not in self._active:
             return url, []
-        params, aliases = self._active[parts.host]
-        applied: list[RuleKey] = []
-        path = parts.path
-        segment = path.rsplit("/", 1)[-1].lower()
-        if segment in aliases:
-            path = _parent_path(path)
-            applied.append(RuleKey(parts.host, "alias", segment))
-        fields = parts.fields
-        if params and fields:
-            removed = sorted({name for f in fields if (name := _field_name(f)) in params})
-            if removed:
-                fields = tuple(f for f in fields if _field_name(f) not in params)
-                applied += [RuleKey(parts.host, "param", name) for name in removed]
-        if not applied:
-            return url, []
-        return _join(parts, path, fields), applied
+        return self._active[parts.host].rewrite(url, parts)
 
     def filtered(self, keys: Iterable[RuleKey]) -> bool:
         """Count a request that *keys* (from :meth:`rewrite`) made a repeat; ``False``

@@ -146,7 +146,11 @@ def test_a_path_alias_is_learned_and_removed():
     for directory in ("docs", "guide"):
         rules.observe(f"{SITE}/{directory}", directory)
         events = rules.observe(f"{SITE}/{directory}/index.html", directory)
-    assert states(events) == [("s.example: /index.html", LEARNED)]
+    # /docs/index.html and /guide/index.html: two trees, told apart
+    assert states(events) == [
+        ("s.example: /index.html", LEARNED),
+        ("s.example: /docs/*=/guide/*", REFUSED),
+    ]
     assert rules.rewrite(f"{SITE}/api/index.html?x=1") == (
         f"{SITE}/api?x=1",
         [RuleKey("s.example", "alias", "index.html")],
@@ -293,3 +297,95 @@ def test_urls_two_parameters_apart_with_two_contents_say_nothing():
     rules.observe(f"{SITE}/a?page=2", "a2")
     assert rules.observe(f"{SITE}/a?sort=asc", "a-sorted") == []
     assert all(rule.state == COLLECTING for rule in rules.rules.values())
+
+
+# Path prefixes and swaps: one tree served under two first segments
+
+
+def observe_trees(rule_learner, pages, first, second, *, same=True):
+    """Observe each page under the first segments *first* and *second* ("" for none)."""
+    events = []
+    for page in pages:
+        for segment in (first, second):
+            url = f"{SITE}/{segment}/guide/{page}" if segment else f"{SITE}/guide/{page}"
+            content = page if same or segment == first else f"{page}-other"
+            events += rule_learner.observe(url, content)
+    return events
+
+
+def test_a_tree_served_under_two_first_segments_is_learned_as_a_swap():
+    rules = learner(min_evidence=3)
+    assert observe_trees(rules, ["a", "b"], "docs", "v3") == []
+    events = observe_trees(rules, ["c"], "v3", "docs")
+    assert states(events) == [("s.example: /docs/*=/v3/*", LEARNED)]
+    swap = RuleKey("s.example", "swap", "docs/*=/v3/*")
+    assert rules.rewrite(f"{SITE}/v3/api/x?id=1") == (f"{SITE}/docs/api/x?id=1", [swap])
+    assert rules.rewrite(f"{SITE}/docs/api/x") == (f"{SITE}/docs/api/x", [])
+    assert rules.rewrite(f"{SITE}/v3") == (f"{SITE}/v3", [])  # no page under it
+    # no other rule: /docs/a and /v3/a say nothing of /guide/a
+    assert [str(rule.key) for rule in rules.learned()] == ["s.example: /docs/*=/v3/*"]
+
+
+def test_a_first_segment_that_changes_nothing_is_learned_as_a_prefix():
+    rules = learner(min_evidence=2)
+    events = observe_trees(rules, ["a", "b"], "", "en")
+    assert states(events) == [("s.example: /en/*", LEARNED)]
+    assert rules.rewrite(f"{SITE}/en/guide/z")[0] == f"{SITE}/guide/z"
+    assert rules.rewrite(f"{SITE}/en/")[0] == f"{SITE}/"
+
+
+def test_two_trees_with_other_pages_refuse_the_swap_for_good():
+    rules = learner(min_evidence=2)
+    events = observe_trees(rules, ["a"], "docs", "blog", same=False)
+    assert states(events) == [("s.example: /blog/*=/docs/*", REFUSED)]
+    assert observe_trees(rules, ["b", "c", "d"], "docs", "blog") == []
+    assert rules.rewrite(f"{SITE}/blog/guide/e") == (f"{SITE}/blog/guide/e", [])
+
+
+def test_a_counter_example_retracts_a_swap():
+    rules = learner(min_evidence=2)
+    observe_trees(rules, ["a", "b"], "docs", "v3")
+    events = observe_trees(rules, ["c"], "docs", "v3", same=False)
+    assert states(events) == [("s.example: /docs/*=/v3/*", RETRACTED)]
+    assert rules.rewrite(f"{SITE}/v3/guide/z")[1] == []
+
+
+@pytest.mark.parametrize("marker", ["mirror", "amp", "Print"])
+def test_a_first_segment_that_marks_a_copy_is_no_prefix_nor_swap(marker):
+    """The content level keeps the article rather than its copy met first: it needs both
+    downloaded."""
+    for other in ("docs", ""):
+        rules = learner(min_evidence=2)
+        assert observe_trees(rules, ["a", "b", "c"], other, marker) == []
+        assert rules.rules == {}
+
+
+def test_swaps_join_their_segments_and_a_prefix_among_them_removes_all():
+    rules = learner(min_evidence=1)
+    observe_trees(rules, ["a"], "v3", "stable")
+    observe_trees(rules, ["b"], "stable", "latest")
+    assert rules.rewrite(f"{SITE}/v3/x")[0] == f"{SITE}/latest/x"
+    assert rules.rewrite(f"{SITE}/stable/x")[0] == f"{SITE}/latest/x"
+    assert sorted(map(str, rules.rewrite(f"{SITE}/v3/x")[1])) == [
+        "s.example: /latest/*=/stable/*",
+        "s.example: /stable/*=/v3/*",
+    ]
+    observe_trees(rules, ["c"], "", "stable")
+    assert {rules.rewrite(f"{SITE}/{s}/x")[0] for s in ("v3", "stable", "latest")} == {f"{SITE}/x"}
+
+
+def test_a_swap_survives_a_state_round_trip():
+    rules = learner(min_evidence=1)
+    observe_trees(rules, ["a"], "docs", "v3")
+    again = learner()
+    again.restore(json.loads(json.dumps(rules.state())))
+    assert again.rewrite(f"{SITE}/v3/x")[0] == f"{SITE}/docs/x"
+    assert again.forget("s.example", "docs/*=/v3/*")
+    assert again.rewrite(f"{SITE}/v3/x")[0] == f"{SITE}/v3/x"
+
+
+def test_prefixes_are_paired_for_the_first_max_prefix_pages_only():
+    rules = learner(min_evidence=1, max_prefix_pages=2)
+    rules.observe(f"{SITE}/x", "x")
+    rules.observe(f"{SITE}/y", "y")
+    assert rules.observe(f"{SITE}/en/x", "x") == []
