@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import pickle
-import shutil
 import time
 from collections import Counter
 from pathlib import Path
@@ -28,8 +27,8 @@ from scrapy.utils.request import referer_str, request_from_dict
 
 from crawler import defaults
 from crawler import signals as dedup_signals
-from crawler.audit import URL_LEVEL, AuditLog
 from crawler.closing import close_once_opened, close_spider
+from crawler.dupefilter_report import FilterReport, seen_kind
 from crawler.redis.connection import (
     PROBE_INTERVAL,
     RedisFaultPending,
@@ -42,9 +41,7 @@ from crawler.state.lock import lock_state_dir, unlock_state_dir
 from crawler.url import canonical_links
 from crawler.url.canonical import UrlCanonicalizer
 from crawler.url.configuration import (
-    FILL_WARNING_RATIO,
     REDIS_BACKENDS,
-    keeps_local_frontier,
     redis_seen_store,
     seen_set_factory,
     snapshot_every_from_settings,
@@ -70,8 +67,8 @@ from crawler.url.request_meta import (
     META_TAKEN_BACK,
     META_UNCHECKED,
     META_URL,
-    is_frontier_middleware,
 )
+from crawler.url.resume import frontier_middleware_enabled, local_frontier, request_to_dict
 from crawler.url.stores.journaled import JournaledSeenStore
 from crawler.url.stores.redis_shards import (
     REDIS_SEEN_STORES,
@@ -85,7 +82,6 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
     from crawler.url.learning import RuleKey
@@ -98,25 +94,6 @@ logger = logging.getLogger(__name__)
 _META_ADD_UNANSWERED = "dedup_add_unanswered"
 
 REDIS_ERROR_POLICIES = ("stop", "allow")
-
-
-def _local_queue_frontier(settings: BaseSettings, signature: dict[str, Any]) -> Frontier | None:
-    """The crash-safe frontier in the state dir, for a crawl whose queue is its own.
-
-    With Scrapy's own scheduler a crawl (or each worker sharing a Redis seen
-    store) crawls the requests it schedules, so its state dir can record them.
-    With a shared queue (scrapy-redis's scheduler) another worker may crawl
-    them: the local record would bring them back twice;
-    ``crawler.schedulers.LeasingScheduler`` keeps that queue safe instead.
-    """
-    state_dir = state_dir_from_settings(settings)
-    if state_dir is None or not keeps_local_frontier(settings):
-        return None
-    frontier = Frontier(state_dir, signature)
-    queue_dir = job_dir(settings)
-    if queue_dir and frontier.stopped_uncleanly():
-        _discard_scheduler_queue(Path(queue_dir) / "requests.queue")
-    return frontier
 
 
 def _compacting(close: Callable[..., None], **kwargs: Any) -> None:
@@ -132,20 +109,6 @@ def _compacting(close: Callable[..., None], **kwargs: Any) -> None:
         )
 
 
-def _discard_scheduler_queue(queue_dir: Path) -> None:
-    """Remove Scrapy's request queue left by a run that did not stop cleanly, before the
-    scheduler reads it: a kill can leave its files torn (the scheduler then fails on the
-    first request it queues), and the frontier schedules again every request it held."""
-    if not queue_dir.exists():
-        return
-    shutil.rmtree(queue_dir)
-    logger.info(
-        "Removed %(dir)s, Scrapy's request queue of a run that stopped uncleanly: the "
-        "requests it held are scheduled again from the frontier journal",
-        {"dir": queue_dir},
-    )
-
-
 def _learned_rules(
     crawler: Crawler,
     canonicalizer: UrlCanonicalizer,
@@ -157,42 +120,6 @@ def _learned_rules(
         return None
     signature = {"canonical_rules": canonicalizer.rules.describe()}
     return LearnedRules(crawler, canonicalizer, learner, state_dir, signature, shared)
-
-
-def frontier_middleware_enabled(settings: BaseSettings) -> bool:
-    """Whether ``FrontierMiddleware`` is enabled as a spider middleware (it reports a
-    request finished once its callback's requests are all scheduled)."""
-    return any(
-        priority is not None and is_frontier_middleware(component)
-        for component, priority in settings.getwithbase("SPIDER_MIDDLEWARES").items()
-    )
-
-
-def _spider_method_name(spider: Spider | None, function: Any) -> str | None:
-    """The name under which *spider* has the bound method *function*, found
-    without scanning every member of the spider; ``None`` if it is not one."""
-    name = getattr(function, "__name__", None)
-    if spider is None or name is None or getattr(function, "__self__", None) is not spider:
-        return None
-    same = getattr(spider, name, None)
-    return name if getattr(same, "__func__", None) is function.__func__ else None
-
-
-def request_to_dict(request: Request, spider: Spider | None) -> dict[str, Any]:
-    """``request.to_dict(spider=spider)``, without the scan of the spider's
-    members that Scrapy runs for every callback (~15 µs a request)."""
-    callback, errback = request.callback, request.errback
-    names = [
-        _spider_method_name(spider, function) if callable(function) else function
-        for function in (callback, errback)
-    ]
-    if any(callable(f) and n is None for f, n in zip((callback, errback), names, strict=True)):
-        return request.to_dict(spider=spider)  # lambdas, other objects' methods: Scrapy decides
-    request.callback, request.errback = names  # type: ignore[assignment]
-    try:
-        return request.to_dict()
-    finally:
-        request.callback, request.errback = callback, errback
 
 
 class URLDupeFilter(BaseDupeFilter):
@@ -232,15 +159,12 @@ class URLDupeFilter(BaseDupeFilter):
         self.debug = debug
         self.logdupes = True
         self.new_urls = 0
-        self.filtered = 0
-        self.filtered_by_rule: Counter[str] = Counter()
+        self.report = FilterReport(crawler, canonicalizer)
         self._resuming: set[bytes] = set()
         self._resumed: set[bytes] = set()
         self._last_checked: tuple[Request | None, str] = (None, "")
         self._last_rules: list[RuleKey] = []
         self._pending_requests: list[bytes] = []
-        self._fill_warned = False
-        self._growth_warned = False
         self._opened = False
         self._state_dir: Path | None = None
         self._ready = False
@@ -291,7 +215,7 @@ class URLDupeFilter(BaseDupeFilter):
                 crawler,
                 canonicalizer,
                 redis_store,
-                frontier=_local_queue_frontier(settings, url_signature(rules, redis_store)),
+                frontier=local_frontier(settings, url_signature(rules, redis_store)),
                 learned=_learned_rules(
                     crawler,
                     canonicalizer,
@@ -315,7 +239,7 @@ class URLDupeFilter(BaseDupeFilter):
                 snapshot_every=snapshot_every_from_settings(settings),
             )
             seen.journal.check_files()
-            frontier = _local_queue_frontier(settings, signature)
+            frontier = local_frontier(settings, signature)
         else:
             logger.info(
                 "URL dedup (%(backend)s) keeps its state in memory only: set "
@@ -856,10 +780,6 @@ class URLDupeFilter(BaseDupeFilter):
             except OSError as exc:  # items passed on again after a kill, as before
                 self._state_unwritable(exc)
 
-    #: ``DEDUP_AUDIT_FILE``, opened at the first filtered request; ``None``: no audit.
-    _audit: AuditLog | None = None
-    _audit_opened = False
-
     def log(self, request: Request, spider: Spider) -> None:
         if request is self._unchecked or request.meta.get(META_HELD):
             return  # held back because Redis is away, not a duplicate: logged already
@@ -875,118 +795,29 @@ class URLDupeFilter(BaseDupeFilter):
             )
             logger.debug(msg, {"request": request}, extra={"spider": spider})
             self.logdupes = False
-        self.stats.inc_value("dupefilter/filtered")
-        self.filtered += 1
-        reasons = self._filter_reasons(request)
-        self.filtered_by_rule.update(reasons)
-        if self._audit is not None or not self._audit_opened:
-            self._write_audit(request, reasons)
-        if not self.filtered % 1000:
-            self._publish_filter_reasons()
-
-    def _filter_reasons(self, request: Request) -> list[str]:
-        """The canonical rules that changed the URL of a filtered *request*;
-        ``["repeat"]`` when it was already in canonical form."""
-        last_request, last_canonical = self._last_checked
-        learned = ["learned-rule"] if last_request is request and self._last_rules else []
-        if last_request is request and request.url == last_canonical:
-            return learned or ["repeat"]  # the common case, without canonicalizing again
-        return self.canonicalize.explain(request.url) + learned or ["repeat"]
-
-    def _write_audit(self, request: Request, reasons: list[str]) -> None:
-        """One URL-level line in the audit file: the filtered URL, its canonical
-        form, the rules that changed it and the query parameters they removed."""
-        if not self._audit_opened:
-            self._audit_opened = True
-            path = self.crawler.settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
-            if not path:
-                return
-            self._audit = AuditLog(Path(path))
-            self.crawler.signals.connect(self._audit.close, signal=scrapy_signals.spider_closed)
-        if self._audit is None:
-            return
-        if reasons == ["repeat"]:
-            canonical, stripped_params = request.url, []
+        checked, canonical = self._last_checked
+        if checked is request:
+            self.report.filtered_request(request, canonical, self._last_rules)
         else:
-            trace = self.canonicalize.trace(request.url)
-            canonical, stripped_params = trace.canonical, trace.stripped_params
-        learned = self._last_rules if self._last_checked[0] is request else []
-        self._audit.write(
-            {
-                "level": URL_LEVEL,
-                "url": request.url,
-                "decision": "filtered",
-                "canonical_url": canonical,
-                "rules": reasons,
-                "stripped_params": stripped_params,
-                "method": request.method,
-                "referer": referer_str(request),
-                **({"learned_rules": [str(rule) for rule in learned]} if learned else {}),
-            }
-        )
+            self.report.filtered_request(request, None, [])
 
-    def _publish_filter_reasons(self) -> None:
-        for rule, count in self.filtered_by_rule.items():
-            self.stats.set_value(f"dedup/url/filtered/{rule}", count)
+    @property
+    def filtered(self) -> int:
+        """Requests filtered so far."""
+        return self.report.filtered
 
-    # Reporting
+    @property
+    def filtered_by_rule(self) -> Counter[str]:
+        """Requests filtered so far, by the canonical rule that made each a repeat."""
+        return self.report.filtered_by_rule
 
     def _update_store_stats(self) -> None:
-        self.stats.set_value("dedup/url/new", self.new_urls)
-        self._publish_filter_reasons()
-        if isinstance(self.seen, REDIS_SEEN_STORES):
-            self.stats.set_value("dedup/redis/retries", self.seen.connection.retried)
-            self.stats.set_value("dedup/redis/failures", self.seen.connection.failures)
-        store_stats = self.seen.stats()
-        for name, value in store_stats.items():
-            self.stats.set_value(f"dedup/{self.seen_kind}/{name}", value)
-        if "fill_ratio" not in store_stats:
-            return
-        fill_ratio = store_stats["fill_ratio"]
-        if fill_ratio >= FILL_WARNING_RATIO and not self._fill_warned:
-            self._fill_warned = True
-            past_capacity = (
-                "its false-positive rate rises above DEDUP_URL_ERROR_RATE"
-                if self.seen.kind == "redis-bloom"
-                else "it grows (more memory, slower) to keep its false-positive rate"
-            )
-            logger.warning(
-                "The URL Bloom filter holds %(entries)d URLs, %(percent).0f%% of "
-                "DEDUP_URL_CAPACITY; past it, %(past_capacity)s. Raise "
-                "DEDUP_URL_CAPACITY for the next crawl.",
-                {
-                    "entries": store_stats["entries"],
-                    "percent": fill_ratio * 100,
-                    "past_capacity": past_capacity,
-                },
-            )
-        if store_stats.get("filters", 1) > 1 and not self._growth_warned:
-            self._growth_warned = True
-            logger.warning(
-                "The URL Bloom filter outgrew DEDUP_URL_CAPACITY and added a filter "
-                "to keep its false-positive rate (now about %(rate).2g)",
-                {"rate": store_stats["false_positive_rate"]},
-            )
+        self.report.publish_store(self.seen, self.new_urls)
 
     @property
     def seen_kind(self) -> str:
-        seen = self.seen.seen if isinstance(self.seen, JournaledSeenStore) else self.seen
-        return seen.kind
+        return seen_kind(self.seen)
 
     def summary(self) -> str:
         """One line for people: what was filtered, why, and how full the store is."""
-        reasons = ", ".join(
-            f"{rule}: {count}" for rule, count in self.filtered_by_rule.most_common()
-        )
-        store = self.seen.stats()
-        line = (
-            f"URL dedup: {self.filtered} requests filtered"
-            f"{f' ({reasons})' if reasons else ''}, {self.new_urls} new URLs; "
-            f"{self.seen_kind} store holds {store['entries']} URLs"
-        )
-        if "fill_ratio" in store:
-            line += (
-                f", {store['fill_ratio']:.1%} of capacity, estimated false-positive "
-                f"rate {store['false_positive_rate']:.2g}"
-            )
-        return line
+        return self.report.summary(self.seen, self.new_urls)

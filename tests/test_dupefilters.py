@@ -253,8 +253,8 @@ def test_filtered_requests_are_audited_with_their_canonical_url(tmp_path):
     dupefilter.crawler.signals.send_catch_log(
         scrapy_signals.spider_closed, spider=spider, reason="finished"
     )
-    assert dupefilter._audit is not None
-    assert dupefilter._audit._file.closed
+    assert dupefilter.report._audit is not None
+    assert dupefilter.report._audit._file.closed
     records = [json.loads(line) for line in audit.read_text("utf-8").splitlines()]
     assert records == [
         {
@@ -289,7 +289,7 @@ def test_no_audit_file_without_the_setting(tmp_path, monkeypatch):
         if dupefilter.request_seen(request):
             dupefilter.log(request, dupefilter.crawler.spider)
     assert dupefilter.filtered == 1
-    assert dupefilter._audit is None
+    assert dupefilter.report._audit is None
     assert list(tmp_path.iterdir()) == []
 
 

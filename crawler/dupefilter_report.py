@@ -1,0 +1,177 @@
+"""What :class:`~crawler.dupefilters.URLDupeFilter` says about its work.
+
+* each filtered request: the rules that made it a repeat, counted in
+  ``dedup/url/filtered/<rule>`` (published every 1,000 requests and at close), and one
+  line in ``DEDUP_AUDIT_FILE`` (its canonical form, the rules, the parameters they removed,
+  the learned rules that applied);
+* the seen store's figures in ``dedup/<store>/...`` (and Redis's retries and failures),
+  with a warning once a Bloom filter nears or passes ``DEDUP_URL_CAPACITY``;
+* the summary line logged at close.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scrapy import signals as scrapy_signals
+from scrapy.utils.request import referer_str
+
+from crawler import defaults
+from crawler.audit import URL_LEVEL, AuditLog
+from crawler.url.configuration import FILL_WARNING_RATIO
+from crawler.url.stores.journaled import JournaledSeenStore
+from crawler.url.stores.redis_shards import REDIS_SEEN_STORES
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+    from crawler.url.canonical import UrlCanonicalizer
+    from crawler.url.learning import RuleKey
+    from crawler.url.stores import SeenSet
+    from crawler.url.stores.redis_shards import RedisSeenStore
+
+# the dupefilter's own logger: its warnings are where users and their log settings find them
+logger = logging.getLogger("crawler.dupefilters")
+
+
+class FilterReport:
+    """The counts, audit lines, store figures and summary of one URL dupefilter."""
+
+    def __init__(self, crawler: Crawler, canonicalize: UrlCanonicalizer) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.canonicalize = canonicalize
+        self.filtered = 0
+        self.filtered_by_rule: Counter[str] = Counter()
+        self._audit: AuditLog | None = None
+        self._audit_opened = False
+        self._fill_warned = False
+        self._growth_warned = False
+
+    def filtered_request(
+        self, request: Request, canonical: str | None, learned: list[RuleKey]
+    ) -> None:
+        """Count *request*, filtered, and audit it. *canonical*: its canonical URL when
+        the filter computed it for this request (``None`` otherwise); *learned*: the
+        learned rules that rewrote it then."""
+        self.stats.inc_value("dupefilter/filtered")
+        self.filtered += 1
+        reasons = self._reasons(request, canonical, learned)
+        self.filtered_by_rule.update(reasons)
+        if self._audit is not None or not self._audit_opened:
+            self._write_audit(request, reasons, learned)
+        if not self.filtered % 1000:
+            self.publish_counts()
+
+    def _reasons(
+        self, request: Request, canonical: str | None, learned: list[RuleKey]
+    ) -> list[str]:
+        """The canonical rules that changed the URL of a filtered *request*;
+        ``["repeat"]`` when it was already in canonical form."""
+        by_rule = ["learned-rule"] if learned else []
+        if request.url == canonical:
+            return by_rule or ["repeat"]  # the common case, without canonicalizing again
+        return self.canonicalize.explain(request.url) + by_rule or ["repeat"]
+
+    def _write_audit(self, request: Request, reasons: list[str], learned: list[RuleKey]) -> None:
+        """One URL-level line in the audit file: the filtered URL, its canonical
+        form, the rules that changed it and the query parameters they removed."""
+        if not self._audit_opened:
+            self._audit_opened = True
+            path = self.crawler.settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
+            if not path:
+                return
+            self._audit = AuditLog(Path(path))
+            self.crawler.signals.connect(self._audit.close, signal=scrapy_signals.spider_closed)
+        if self._audit is None:
+            return
+        if reasons == ["repeat"]:
+            canonical, stripped_params = request.url, []
+        else:
+            trace = self.canonicalize.trace(request.url)
+            canonical, stripped_params = trace.canonical, trace.stripped_params
+        self._audit.write(
+            {
+                "level": URL_LEVEL,
+                "url": request.url,
+                "decision": "filtered",
+                "canonical_url": canonical,
+                "rules": reasons,
+                "stripped_params": stripped_params,
+                "method": request.method,
+                "referer": referer_str(request),
+                **({"learned_rules": [str(rule) for rule in learned]} if learned else {}),
+            }
+        )
+
+    def publish_counts(self) -> None:
+        for rule, count in self.filtered_by_rule.items():
+            self.stats.set_value(f"dedup/url/filtered/{rule}", count)
+
+    def publish_store(
+        self, seen: SeenSet | JournaledSeenStore | RedisSeenStore, new_urls: int
+    ) -> None:
+        """The counts, and the figures of the seen store *seen*; warns once when a Bloom
+        filter nears its capacity, and once when a local one grew past it."""
+        self.stats.set_value("dedup/url/new", new_urls)
+        self.publish_counts()
+        if isinstance(seen, REDIS_SEEN_STORES):
+            self.stats.set_value("dedup/redis/retries", seen.connection.retried)
+            self.stats.set_value("dedup/redis/failures", seen.connection.failures)
+        store_stats = seen.stats()
+        for name, value in store_stats.items():
+            self.stats.set_value(f"dedup/{seen_kind(seen)}/{name}", value)
+        if "fill_ratio" not in store_stats:
+            return
+        fill_ratio = store_stats["fill_ratio"]
+        if fill_ratio >= FILL_WARNING_RATIO and not self._fill_warned:
+            self._fill_warned = True
+            past_capacity = (
+                "its false-positive rate rises above DEDUP_URL_ERROR_RATE"
+                if seen.kind == "redis-bloom"
+                else "it grows (more memory, slower) to keep its false-positive rate"
+            )
+            logger.warning(
+                "The URL Bloom filter holds %(entries)d URLs, %(percent).0f%% of "
+                "DEDUP_URL_CAPACITY; past it, %(past_capacity)s. Raise "
+                "DEDUP_URL_CAPACITY for the next crawl.",
+                {
+                    "entries": store_stats["entries"],
+                    "percent": fill_ratio * 100,
+                    "past_capacity": past_capacity,
+                },
+            )
+        if store_stats.get("filters", 1) > 1 and not self._growth_warned:
+            self._growth_warned = True
+            logger.warning(
+                "The URL Bloom filter outgrew DEDUP_URL_CAPACITY and added a filter "
+                "to keep its false-positive rate (now about %(rate).2g)",
+                {"rate": store_stats["false_positive_rate"]},
+            )
+
+    def summary(self, seen: SeenSet | JournaledSeenStore | RedisSeenStore, new_urls: int) -> str:
+        """One line for people: what was filtered, why, and how full the store is."""
+        reasons = ", ".join(
+            f"{rule}: {count}" for rule, count in self.filtered_by_rule.most_common()
+        )
+        store = seen.stats()
+        line = (
+            f"URL dedup: {self.filtered} requests filtered"
+            f"{f' ({reasons})' if reasons else ''}, {new_urls} new URLs; "
+            f"{seen_kind(seen)} store holds {store['entries']} URLs"
+        )
+        if "fill_ratio" in store:
+            line += (
+                f", {store['fill_ratio']:.1%} of capacity, estimated false-positive "
+                f"rate {store['false_positive_rate']:.2g}"
+            )
+        return line
+
+
+def seen_kind(seen: SeenSet | JournaledSeenStore | RedisSeenStore) -> str:
+    """The kind of the store that holds the keys (``"bloom"``, ``"redis"``...)."""
+    return seen.seen.kind if isinstance(seen, JournaledSeenStore) else seen.kind
