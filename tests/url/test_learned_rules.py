@@ -330,16 +330,19 @@ def test_by_hand_as_the_readme_says_downloads_what_the_add_on_downloads(
 ):
     """Issue 31: set up by hand, the learned rules applied only when a request was scheduled
     (2.41 downloads a resource against 1.72 with the add-on on a real site). With the
-    README's block (LearnedRulesMiddleware included), both crawls of the shop download a
-    resource about as often. Learning depends on the order pages arrive: ten pairs of crawls
+    README's block (LearnedRulesMiddleware included), both set-ups download a resource as
+    often, within 5%. Learning depends on the order pages arrive: ten pairs of single crawls
     on a 2-core Xeon of 2026 gave 1.18 to 1.24 downloads a resource with the add-on (mean
-    1.21) and 1.17 to 1.22 by hand (mean 1.20), one pair 5.2% apart: the bound is 10%."""
-    downloads = {}
-    for how, arguments in (("add-on", []), ("by hand", by_hand_arguments())):
-        shop = demo_site_process_factory(site="params", articles=PRODUCTS)
-        log = crawl(shop, *arguments)
-        assert "crawler.middlewares.LearnedRulesMiddleware" in log, how
-        hits = shop.hits()
-        assert set(hits["by_resource"]) == resources(shop), how  # none lost to a rule
-        downloads[how] = hits["total"] / len(resources(shop))
-    assert abs(downloads["by hand"] - downloads["add-on"]) <= 0.10 * downloads["add-on"], downloads
+    1.21) and 1.17 to 1.22 by hand (mean 1.20), one pair 5.2% apart; so each set-up is
+    crawled three times, interleaved, and their means compared."""
+    downloads: dict[str, list[float]] = {"add-on": [], "by hand": []}
+    for _ in range(3):
+        for how, arguments in (("add-on", []), ("by hand", by_hand_arguments())):
+            shop = demo_site_process_factory(site="params", articles=PRODUCTS)
+            log = crawl(shop, *arguments)
+            assert "crawler.middlewares.LearnedRulesMiddleware" in log, how
+            hits = shop.hits()
+            assert set(hits["by_resource"]) == resources(shop), how  # none lost to a rule
+            downloads[how].append(hits["total"] / len(resources(shop)))
+    add_on, by_hand = (sum(runs) / len(runs) for runs in downloads.values())
+    assert abs(by_hand - add_on) <= 0.05 * add_on, downloads
