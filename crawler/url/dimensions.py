@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 __all__ = [
     "ANY_SEGMENT",
@@ -30,6 +30,7 @@ __all__ = [
     "first_segment",
     "join_url",
     "parent_path",
+    "path_body_ids",
     "prefix_name",
     "segment_is_alias",
     "split_url",
@@ -248,3 +249,24 @@ class HostRules(NamedTuple):
         if not applied:
             return url, []
         return join_url(parts, path, fields), applied
+
+
+def path_body_ids(path: str, body: bytes, body_id: Callable[[bytes], str]) -> dict[str, str]:
+    """The digest (*body_id* of a body) that a page at *path* compares as a prefix and as a
+    swap: the body with its links that repeat its first path segment (``/v2/...`` on a page
+    of ``/v2/``) written without it, so that two copies of a tree whose pages link within
+    their own tree pair at once, before the content level decides. Empty when the path has
+    no first segment or the body never repeats it.
+
+    >>> ids = path_body_ids("/v2/a", b'<a href="/v2/b">', bytes.hex)
+    >>> bytes.fromhex(ids["prefix"]), ids["swap"] == ids["prefix"]
+    (b'<a href="/b">', True)
+    """
+    first = first_segment(path)
+    if first is None:
+        return {}
+    repeated = f"/{first[0]}/".encode()
+    if repeated not in body:
+        return {}
+    written_without = body_id(body.replace(repeated, b"/"))
+    return {"prefix": written_without, "swap": written_without}

@@ -21,6 +21,7 @@ import logging
 from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import xxhash
 from scrapy import signals as scrapy_signals
@@ -36,6 +37,7 @@ from crawler.state.persistence import (
     read_snapshot,
     write_snapshot,
 )
+from crawler.url.dimensions import path_body_ids
 from crawler.url.learning import (
     COLLECTING,
     LEARNED,
@@ -331,7 +333,17 @@ class LearnedRules:
         if request.method == "GET" and response.status == 200 and response.body:
             # XXH3: a body's identity, not a secret; BLAKE2b took 0.25 ms of a 230 kB page
             body_id = xxhash.xxh3_128_hexdigest(response.body)
-            self._observe(self.learner.observe_body, response.url, body_id)
+            canonical = self.canonicalize(response.url)
+            path_ids = (
+                path_body_ids(urlsplit(canonical).path, response.body, xxhash.xxh3_128_hexdigest)
+                if self.learner.wants_path_evidence(canonical)
+                else {}
+            )
+            events = self.learner.observe_body(canonical, body_id, path_ids)
+            rewritten, rules = self.learner.rewrite(canonical)
+            if rules:
+                events += self.learner.observe_body(rewritten, body_id)
+            self._apply(events)
 
     def _content_decided(self, url: str, content_key: str) -> None:
         if url:

@@ -48,6 +48,7 @@ from crawler.url.dimensions import (
     RuleKey,
     UrlParts,
     field_name,
+    first_segment,
     segment_is_alias,
     split_url,
     swap_name,
@@ -55,12 +56,15 @@ from crawler.url.dimensions import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
 #: The states of a :class:`LearnedRule`.
 COLLECTING, LEARNED, REFUSED, RETRACTED = "collecting", "learned", "refused", "retracted"
 
 _DIGEST_SIZE = 8
+#: Pages of each host and first path segment whose bodies are compared with their links
+#: into their own tree written without it (:meth:`UrlRuleLearner.wants_path_evidence`).
+PATH_EVIDENCE_PAGES = 64
 #: Pages a URL without one parameter is remembered for: enough for the values of
 #: a parameter on one page that a crawl meets.
 _VARIANTS_PER_SKELETON = 16
@@ -126,11 +130,20 @@ class _PageTable:
         #: host -> (URL, content digest) of its pages with a dimension, to pair again
         self.with_dimensions: dict[str, list[tuple[str, bytes]]] = {}
 
+    def __len__(self) -> int:
+        return len(self._pages)
+
     def add(
-        self, parts: UrlParts, url: str, content: bytes
+        self,
+        parts: UrlParts,
+        url: str,
+        content: bytes,
+        path_contents: Mapping[str, bytes] | None = None,
     ) -> list[tuple[str, str, bytes, bool, str]]:
         """Remember the page; return its pairs: (dimension kind, name, digest of the
-        URL without it, whether the two contents are one, the other URL)."""
+        URL without it, whether the two contents are one, the other URL). *path_contents*:
+        the page's content as a ``"prefix"`` or a ``"swap"`` dimension compares it, when
+        it differs from *content* (a body whose links repeat the first path segment)."""
         url_digest = _digest(url)
         if url_digest in self._pages:
             return []  # fetched again: what changed since says nothing about its URL
@@ -138,15 +151,16 @@ class _PageTable:
         room = len(self._pages) < self.max_pages
         prefixes = len(self._pages) < self.max_prefix_pages
         for (kind, name), value, skeleton in url_dimensions(parts, prefixes=prefixes):
+            own = path_contents.get(kind, content) if path_contents else content
             skeleton_digest = _digest(skeleton)
             earlier = self._pages.get(skeleton_digest)
             if earlier is not None:  # the same URL without the dimension
-                pairs.append((kind, name, skeleton_digest, earlier[0] == content, earlier[1]))
+                pairs.append((kind, name, skeleton_digest, earlier[0] == own, earlier[1]))
             variants = self._variants.setdefault(skeleton_digest, [])
             for dimension, other_value, other_content, other_url in variants:
                 if dimension == (kind, name):
                     if other_value != value:
-                        same = other_content == content
+                        same = other_content == own
                         pair_name = swap_name(value, other_value) if kind == "swap" else name
                         pairs.append((kind, pair_name, skeleton_digest, same, other_url))
                 elif other_content == content and "prefix" not in (kind, dimension[0]):
@@ -155,7 +169,7 @@ class _PageTable:
                     pairs.append((kind, name, skeleton_digest, True, other_url))
                     pairs.append((*dimension, skeleton_digest, True, other_url))
             if room and len(variants) < _VARIANTS_PER_SKELETON:
-                variants.append(((kind, name), value, content, url))
+                variants.append(((kind, name), value, own, url))
         # earlier URLs with one more dimension than this one
         for (kind, name), _, other_content, other_url in self._variants.get(url_digest, ()):
             pairs.append((kind, name, url_digest, other_content == content, other_url))
@@ -209,6 +223,8 @@ class UrlRuleLearner:
         self._bodies = _PageTable(max_pages, max_prefix_pages)
         #: downloads of URLs with each dimension not learned yet (as many as max_pages)
         self._downloads: Counter[RuleKey] = Counter()
+        #: pages of each host and first path segment whose bodies were compared as such
+        self._path_evidence: Counter[tuple[str, str]] = Counter()
 
     # Evidence
 
@@ -220,11 +236,15 @@ class UrlRuleLearner:
         Returns the rules whose state changed."""
         return self._observe(self._contents, url, content_id, contradict=True)
 
-    def observe_body(self, url: str, body_id: str) -> list[RuleEvent]:
+    def observe_body(
+        self, url: str, body_id: str, path_body_ids: Mapping[str, str] | None = None
+    ) -> list[RuleEvent]:
         """As :meth:`observe`, with the digest of the downloaded body: known as soon as
         the page is, before the content level decides. Two equal bodies confirm;
         two bodies that differ (a date, the URL written in the page) say nothing.
-        Each call is one download, counted for the dimensions of *url*."""
+        *path_body_ids*: the digests a prefix and a swap compare instead (see
+        :func:`path_body_ids`). Each call is one download, counted for the dimensions
+        of *url*."""
         parts = split_url(url)
         if parts is not None:
             for (kind, name), _, _ in url_dimensions(parts):
@@ -233,7 +253,29 @@ class UrlRuleLearner:
                 key = RuleKey(parts.host, kind, name)
                 if key in self._downloads or len(self._downloads) < self.max_pages:
                     self._downloads[key] += 1
-        return self._observe(self._bodies, url, body_id, contradict=False)
+        path_contents = (
+            {kind: _digest(body) for kind, body in path_body_ids.items()} if path_body_ids else None
+        )
+        events: list[RuleEvent] = []
+        self._pair(self._bodies, url, _digest(body_id), False, events, path_contents)
+        return events
+
+    def wants_path_evidence(self, url: str) -> bool:
+        """Whether the body of the page at canonical *url* is worth comparing as a prefix
+        or a swap (:func:`path_body_ids`, 0.2 ms of a 230 kB page): for the first
+        :data:`PATH_EVIDENCE_PAGES` pages of each first path segment of a host, among the
+        first ``max_prefix_pages`` pages; a tree served twice confirms its rule within them."""
+        parts = split_url(url)
+        first = first_segment(parts.path) if parts is not None else None
+        if parts is None or first is None or len(self._bodies) >= self._bodies.max_prefix_pages:
+            return False
+        key = (parts.host, first[0])
+        if self._path_evidence[key] >= PATH_EVIDENCE_PAGES:
+            return False
+        if key in self._path_evidence or len(self._path_evidence) < self.max_pages:
+            self._path_evidence[key] += 1
+            return True
+        return False
 
     def _observe(
         self, table: _PageTable, url: str, content_id: str, *, contradict: bool
@@ -249,11 +291,12 @@ class UrlRuleLearner:
         content: bytes,
         contradict: bool,
         events: list[RuleEvent],
+        path_contents: Mapping[str, bytes] | None = None,
     ) -> None:
         parts = split_url(url)
         if parts is None:
             return
-        for kind, name, page, same, other_url in table.add(parts, url, content):
+        for kind, name, page, same, other_url in table.add(parts, url, content, path_contents):
             rule = self._rule(RuleKey(parts.host, kind, name))
             if not same:
                 if contradict:

@@ -66,9 +66,12 @@ def test_a_tree_served_again_under_a_second_prefix_is_learned_as_a_prefix(
     demo_site_process_factory,
 ):
     """The small shop (36 products, 96 resources) served again under /v2/, linked from the
-    footers. Runs of 2026-12-05: 7.15 downloads a resource stock, 2.50 to 2.66 learning
-    parameters only, 2.10 to 2.15 with the /v2/* prefix learned (most /v2/ downloads are a
-    resource's first: the /v2/ link comes first on many pages); the bound sits between."""
+    footers. Runs of 2026-12-05: 7.15 downloads a resource stock; 2.50 to 2.66 learning
+    parameters only; 2.11 to 2.49 (seven crawls) with the /v2/* prefix learned from the
+    content level's copies alone; 1.49 to 1.94 (nine crawls) with the bodies paired too
+    once their links into their own tree are written without /v2/ (most /v2/ downloads
+    left are a resource's first: the /v2/ link comes first on many pages). The bound
+    sits between the last two."""
     server = demo_site_process_factory(site="params-prefix", articles=36)
     log = crawl(server)
 
@@ -76,7 +79,7 @@ def test_a_tree_served_again_under_a_second_prefix_is_learned_as_a_prefix(
     site_resources = ParamSite(products=36, seed=server.seed, second_prefix=True).resources
     assert set(hits["by_resource"]) == site_resources  # none lost to a rule
     assert re.search(r"Learned URL rule [^:]+:\d+: /v2/\*: ", log)
-    assert hits["total"] / len(site_resources) <= 2.35, hits["total"] / len(site_resources)
+    assert hits["total"] / len(site_resources) <= 2.2, hits["total"] / len(site_resources)
 
 
 def test_without_learning_the_same_crawl_downloads_each_resource_several_times(shop):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from crawler.url.dimensions import path_body_ids
 from crawler.url.learning import (
     COLLECTING,
     LEARNED,
@@ -389,3 +390,26 @@ def test_prefixes_are_paired_for_the_first_max_prefix_pages_only():
     rules.observe(f"{SITE}/x", "x")
     rules.observe(f"{SITE}/y", "y")
     assert rules.observe(f"{SITE}/en/x", "x") == []
+
+
+def test_two_trees_pair_by_body_once_their_links_into_their_own_tree_are_written_alike():
+    """/v2/guide/a links /v2/...: its body differs from /guide/a's by those links only."""
+
+    def observe(rules, url, body, path_ids=True):
+        ids = path_body_ids(url.removeprefix(SITE), body, bytes.hex) if path_ids else {}
+        return rules.observe_body(url, body.hex(), ids)
+
+    for path_ids, expected in ((False, []), (True, [("s.example: /v2/*", LEARNED)])):
+        rules, events = learner(min_evidence=2), []
+        for page in ("a", "b"):
+            plain = f'<p>{page}</p><a href="/guide/{page}/more">more</a>'.encode()
+            observe(rules, f"{SITE}/guide/{page}", plain, path_ids)
+            copy = plain.replace(b'href="/', b'href="/v2/')
+            events = observe(rules, f"{SITE}/v2/guide/{page}", copy, path_ids)
+        assert states(events) == expected
+    swapped, events = learner(min_evidence=2), []
+    for page in ("a", "b"):
+        for tree in ("docs", "v3"):
+            body = f'<p>{page}</p><a href="/{tree}/{page}/more">more</a>'.encode()
+            events = observe(swapped, f"{SITE}/{tree}/{page}", body)
+    assert states(events) == [("s.example: /docs/*=/v3/*", LEARNED)]
