@@ -315,13 +315,17 @@ def describe(report: dict[str, Any]) -> str:
         lines += _aligned(figures)
     url_rules = report.get("learned_url_rules")
     if url_rules:
-        lines.append("Learned URL rules (undo one with scrapy dedup-forget --rule RULE):")
+        lines.append(
+            "Learned URL rules (the URLs a rule hid, each counted once, are the pages it would "
+            "lose if it were wrong; undo one with scrapy dedup-forget --rule RULE):"
+        )
         for rule in url_rules:
             when = rule["learned_at"] or rule["first_seen"]
             lines.append(
                 f"  {rule['rule']}  {rule['state']}, {rule['pages_confirming']} pages "
                 f"confirming, {rule['counter_examples']} counter-examples, "
-                f"{rule['requests_filtered']} requests filtered, since {when}"
+                f"{rule['requests_filtered']} URLs hidden, {rule['downloaded_to_verify']} "
+                f"downloaded to verify, since {when}"
             )
     return "\n".join(lines)
 

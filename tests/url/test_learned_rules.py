@@ -18,8 +18,13 @@ from scrapy.utils.test import get_crawler
 from crawler.demo.param_site import IRRELEVANT_PARAMS, RELEVANT_PARAMS, ParamSite
 from crawler.dupefilters import URLDupeFilter
 from crawler.redis.connection import RedisConnection
-from crawler.url.learned_rules import SNAPSHOT_NAME, SharedRules, read_saved_rules
-from crawler.url.learning import LearnedRule
+from crawler.url.learned_rules import (
+    SNAPSHOT_NAME,
+    SharedRules,
+    describe_rule,
+    read_saved_rules,
+)
+from crawler.url.learning import LearnedRule, RuleKey
 from crawler.url.request_meta import META_TAKEN_BACK
 from tests.conftest import run_scrapy, scrapy_command, scrapy_crawl_command, start_scrapy
 
@@ -247,6 +252,19 @@ def test_a_request_let_through_to_verify_a_rule_is_downloaded():
     assert not dupefilter.filtered_before_download(request)
     assert crawler.stats.get_value("dedup/url/learned/verified") == 1
     assert crawler.stats.get_value("dedup/url/learned/filtered") == 2
+    dupefilter.close("finished")
+
+
+def test_the_urls_a_rule_hid_are_counted_once_each_and_inspected():
+    """What a rule hides is countable: the pages it would lose if it were wrong."""
+    _, dupefilter = filter_with_a_learned_rule(DEDUP_URL_LEARN_VERIFY_EVERY=3)
+    assert not dupefilter.request_seen(Request("http://s.example/d"))
+    links = ["d?ref=nav", "d?ref=side", "d?ref=nav", "d?ref=nav", "d?ref=top"]
+    seen = [dupefilter.request_seen(Request(f"http://s.example/{link}")) for link in links]
+    assert seen == [True, True, True, True, False]  # the third distinct URL verifies
+    rule = dupefilter.learned.learner.rules[RuleKey("s.example", "param", "ref")]
+    described = describe_rule(rule)
+    assert (described["requests_filtered"], described["downloaded_to_verify"]) == (3, 1)
     dupefilter.close("finished")
 
 
