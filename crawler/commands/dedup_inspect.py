@@ -324,8 +324,8 @@ def describe(report: dict[str, Any]) -> str:
             lines.append(
                 f"  {rule['rule']}  {rule['state']}, {rule['pages_confirming']} pages "
                 f"confirming, {rule['counter_examples']} counter-examples, "
-                f"{rule['requests_filtered']} URLs hidden, {rule['downloaded_to_verify']} "
-                f"downloaded to verify, since {when}"
+                f"{rule['requests_filtered'] - rule['downloaded_to_verify']} URLs hidden, "
+                f"{rule['downloaded_to_verify']} downloaded to verify, since {when}"
             )
     return "\n".join(lines)
 

@@ -8,8 +8,9 @@
   :meth:`LearnedRules.filter` when a rewritten URL was seen; and
   :class:`LearnedRulesMiddleware` asks it again just before a download, as most
   links of a crawl are queued before the first rule is learned;
-* requests a rule filtered are held (up to :data:`MAX_HELD_REQUESTS`), so that a
-  rule retracted by a counter-example gives them back to the scheduler;
+* requests a rule filtered are held (:mod:`crawler.url.hidden_requests`), so that a
+  rule retracted by a counter-example gives them back to the scheduler, in this run or,
+  with a state directory, a later one;
 * rules and their evidence persist in ``url-rules.snapshot`` in the state directory,
   written whenever a rule changes state and at close.
 """
@@ -38,6 +39,7 @@ from crawler.state.persistence import (
     write_snapshot,
 )
 from crawler.url.dimensions import path_body_ids
+from crawler.url.hidden_requests import HIDDEN_NAME, HiddenRequests
 from crawler.url.learning import (
     COLLECTING,
     LEARNED,
@@ -64,9 +66,6 @@ logger = logging.getLogger(__name__)
 
 SNAPSHOT_NAME = "url-rules.snapshot"
 SNAPSHOT_KIND = "url-rules"
-#: Requests filtered by learned rules that are kept to be scheduled again if their
-#: rule is retracted; those past it are counted (``dedup/url/learned/not_held``).
-MAX_HELD_REQUESTS = 100_000
 
 
 def read_saved_rules(state_dir: Path) -> tuple[UrlRuleLearner, dict[str, Any]] | None:
@@ -211,9 +210,9 @@ class LearnedRules:
         self.learner = learner
         self.path = state_dir / SNAPSHOT_NAME if state_dir is not None else None
         self.signature = signature
-        #: requests each rule filtered, by their URL: given back if it is retracted
-        self._held: dict[RuleKey, dict[str, Request]] = {}
-        self._held_count = 0
+        #: requests each rule filtered: given back if it is retracted
+        self.hidden = HiddenRequests()
+        self.hidden_path = state_dir / HIDDEN_NAME if state_dir is not None else None
         crawler.signals.connect(self._content_decided, signal=dedup_signals.content_decided)
         crawler.signals.connect(self._response_received, signal=scrapy_signals.response_received)
 
@@ -240,6 +239,31 @@ class LearnedRules:
             logger.info(
                 "Learned URL rules from earlier runs: %(rules)s",
                 {"rules": ", ".join(str(rule.key) for rule in learned)},
+            )
+        self._read_hidden()
+
+    def _read_hidden(self) -> None:
+        """Take back the requests the rules filtered in earlier runs; those of a rule no
+        longer learned (retracted, refused, forgotten since) are scheduled once the spider
+        opens."""
+        assert self.hidden_path is not None
+        self.hidden.read(self.hidden_path, self.signature)
+        if any(self._no_longer_learned(key) for key in self.hidden.rules()):
+            self.crawler.signals.connect(
+                self._give_back_unlearned, signal=scrapy_signals.spider_opened
+            )
+
+    def _no_longer_learned(self, key: RuleKey) -> bool:
+        rule = self.learner.rules.get(key)
+        return rule is None or rule.state != LEARNED
+
+    def _give_back_unlearned(self) -> None:
+        for key in [key for key in self.hidden.rules() if self._no_longer_learned(key)]:
+            count = self._give_back(key)
+            logger.warning(
+                "URL rule %(rule)s is no longer learned: %(count)d requests it filtered in "
+                "earlier runs are scheduled again",
+                {"rule": key, "count": count},
             )
 
     def start_sharing(self) -> None:
@@ -286,7 +310,25 @@ class LearnedRules:
             self._reading = None
             self.read_shared()  # the rules in force at the end, for the stats
         self.save()
+        self._save_hidden()
         self.publish_stats()
+
+    def _save_hidden(self) -> None:
+        """Keep the requests each learned rule filtered, for a later run to give back."""
+        if self.hidden_path is None:
+            return
+        keep = [key for key in self.hidden.rules() if not self._no_longer_learned(key)]
+        try:
+            failed = self.hidden.write(self.hidden_path, self.signature, keep, self.crawler.spider)
+        except OSError as exc:
+            logger.error(
+                "Cannot save the requests learned URL rules filtered in %(path)s: "
+                "%(error)s; a rule retracted later cannot give them back",
+                {"path": self.hidden_path, "error": exc},
+            )
+            return
+        if failed:
+            self.stats.set_value("dedup/url/learned/not_saved", failed)
 
     def save(self) -> None:
         if self.path is not None:
@@ -309,15 +351,12 @@ class LearnedRules:
         filtered: ``False`` for one in ``DEDUP_URL_LEARN_VERIFY_EVERY``, downloaded to
         check that the rules still hold. A URL met again counts once."""
         url = self.canonicalize(request.url)
-        if url in self._held.get(keys[0], {}):
+        if self.hidden.holds(keys[0], url):
             return True
         if self.learner.filtered(keys):
             self.stats.inc_value("dedup/url/learned/filtered")
             for key in keys:  # given back when any of its rules is retracted
-                if self._held_count < MAX_HELD_REQUESTS:
-                    self._held.setdefault(key, {})[url] = request
-                    self._held_count += 1
-                else:
+                if not self.hidden.hold(key, url, request):
                     self.stats.inc_value("dedup/url/learned/not_held")
             return True
         self.stats.inc_value("dedup/url/learned/verified")
@@ -424,17 +463,12 @@ class LearnedRules:
         return self.learner.adopt(stored) if stored.state != event.rule.state else []
 
     def _give_back(self, key: RuleKey) -> int:
-        held = self._held.pop(key, {})
-        self._held_count -= len(held)
-        for others in self._held.values():  # held under another rule of the request too
-            for url in held.keys() & others.keys():
-                del others[url]
-                self._held_count -= 1
         engine = self.crawler.engine
+        requests = self.hidden.give_back(key, self.crawler.spider)
         if engine is None:
             return 0
-        for request in held.values():
+        for request in requests:
             # its own key was recorded when it was scheduled, before the rule
             engine.crawl(request.replace(dont_filter=True))
-        self.stats.inc_value("dedup/url/learned/rescheduled", len(held))
-        return len(held)
+        self.stats.inc_value("dedup/url/learned/rescheduled", len(requests))
+        return len(requests)

@@ -135,6 +135,18 @@ def test_rules_persist_and_can_be_inspected_and_forgotten(shop, tmp_path):
     log = crawl(shop, *job)
     assert re.search(r"Learned URL rules from earlier runs: .*\?from", log)
     assert "?ref" not in log.split("Learned URL rules from earlier runs: ")[1].splitlines()[0]
+    # the pages ?ref hid in the first run are downloaded now that it is forgotten
+    hidden = rules["?ref"]["requests_filtered"] - rules["?ref"]["downloaded_to_verify"]
+    assert hidden > 0
+    assert re.search(
+        rf"URL rule \S+ \?ref is no longer learned: {hidden} requests it filtered in "
+        "earlier runs are scheduled again",
+        log,
+    ), log[-3000:]
+    downloaded_again = sum(
+        count for target, count in shop.hits()["by_target"].items() if "ref=" in target
+    )
+    assert downloaded_again >= hidden
 
 
 def test_a_refusal_wins_in_the_shared_rules(redis_server):
@@ -297,14 +309,14 @@ def test_a_request_taken_back_from_a_killed_worker_is_never_dropped_before_downl
 
 
 def test_requests_past_the_held_limit_are_counted_and_still_verified(monkeypatch):
-    monkeypatch.setattr("crawler.url.learned_rules.MAX_HELD_REQUESTS", 1)
+    monkeypatch.setattr("crawler.url.hidden_requests.MAX_HIDDEN_REQUESTS", 1)
     crawler, dupefilter = filter_with_a_learned_rule(DEDUP_URL_LEARN_VERIFY_EVERY=3)
     assert not dupefilter.request_seen(Request("http://s.example/d"))
     sources = ("nav", "side", "top", "foot", "mail", "menu")
     decisions = [dupefilter.request_seen(Request(f"http://s.example/d?ref={s}")) for s in sources]
     assert decisions == [True, True, False, True, True, False]
     assert crawler.stats.get_value("dedup/url/learned/not_held") == 3
-    assert dupefilter.learned._held_count == 1
+    assert dupefilter.learned.hidden._count == 1
     dupefilter.close("finished")
 
 
