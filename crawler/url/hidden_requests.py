@@ -111,6 +111,8 @@ class HiddenRequests:
                     kept.setdefault(key, {})[url] = request_to_dict(request, spider)
                 except (ValueError, TypeError, AttributeError):
                     failed += 1
+        if not kept and not path.exists():
+            return failed  # nothing to keep, nothing kept before: no file
         payload = pickle.dumps([(tuple(key), entries) for key, entries in kept.items()], 4)
         write_snapshot(path, HIDDEN_KIND, signature, {}, payload)
         return failed
