@@ -33,12 +33,18 @@ def test_the_example_enables_dedup_with_the_add_on_line_only():
 
 
 def crawl_the_example(
-    server: DemoSiteProcess, tmp_path: Path, spider: str, *options: str
+    server: DemoSiteProcess,
+    tmp_path: Path,
+    spider: str,
+    *options: str,
+    spider_module: str | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
-    """Crawl the demo site with a copy of the example project's *spider*; its run and the
-    items of its feed."""
+    """Crawl the demo site with a copy of the example project's *spider* (or of a spider
+    *spider_module* adds to the copy's spiders); its run and the items of its feed."""
     project = tmp_path / "news"
     shutil.copytree(EXAMPLE, project)
+    if spider_module is not None:
+        (project / "news" / "spiders" / f"{spider}.py").write_text(spider_module, "utf-8")
     server.reset()
     # the project's polite defaults (one request a second) are lifted for the test only
     completed = subprocess.run(
@@ -105,3 +111,36 @@ def test_items_without_html_are_checked_on_the_page_they_came_from(
     assert f"'dedup/content/near': {len(printed)}" in completed.stderr
     assert f"'dedup/content/from_response': {len(stories) + len(printed)}" in completed.stderr
     assert "unchecked without a page" not in completed.stderr
+
+
+#: The example's stories spider, with an item of its own from ``start()``: no page behind it.
+DIGEST_SPIDER = """
+from news.spiders.stories import StoriesSpider
+
+
+class DigestSpider(StoriesSpider):
+    name = "digest"
+
+    async def start(self):
+        yield {"title": "Crawl digest", "note": "made by the spider, from no page"}
+        async for request in super().start():
+            yield request
+"""
+
+
+def test_an_item_with_neither_page_nor_text_is_counted_and_named_at_close(
+    demo_site_server: DemoSiteProcess, tmp_path: Path
+) -> None:
+    """An item yielded from ``start()``: no response, no text field. It is kept, counted,
+    and the close line names what would let the content level check it."""
+    completed, items = crawl_the_example(
+        demo_site_server, tmp_path, "digest", spider_module=DIGEST_SPIDER
+    )
+    assert {"title": "Crawl digest", "note": "made by the spider, from no page"} in items
+    assert "'dedup/content/no_page': 1" in completed.stderr
+    assert "1 unchecked without a page: give items a 'html' field (DEDUP_HTML_FIELD)" in (
+        completed.stderr
+    )
+    site = demo_site_server.model()
+    stories = Counter(item["title"] for item in items if "body" in item)
+    assert stories == Counter(article.title for article in site.articles)  # each one once
