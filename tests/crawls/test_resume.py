@@ -24,6 +24,7 @@ from scrapy.settings import Settings
 
 from crawler.dupefilters import url_rules_from_settings, url_signature
 from crawler.url.frontier import Frontier
+from crawler.url.request_meta import META_KEY
 from crawler.url.stores.bloom import BloomSeenSet
 
 if TYPE_CHECKING:
@@ -105,19 +106,34 @@ def pending_resources(
     server: DemoSiteProcess, state_dir: Path, capacity: int = 10_000_000
 ) -> set[str]:
     """Resources of the requests the frontier in *state_dir* will schedule again."""
+    return set(pending_requests(server, state_dir, capacity))
+
+
+def pending_requests(
+    server: DemoSiteProcess, state_dir: Path, capacity: int = 10_000_000
+) -> Counter[str]:
+    """For each resource of a request the frontier in *state_dir* will schedule again,
+    how many of that request's items it recorded as written (left out on the restart)."""
     settings = Settings({"JOBDIR": str(state_dir)})
     signature = url_signature(url_rules_from_settings(settings), BloomSeenSet(capacity, 0.001))
-    serialized, queue_persisted = Frontier(state_dir, signature).open()
+    frontier = Frontier(state_dir, signature)
+    serialized, queue_persisted = frontier.open()
     assert not queue_persisted
     model = server.model()
-    resources = set()
+    settled: Counter[str] = Counter()
     for payload in serialized:
-        parts = urlsplit(pickle.loads(payload)["url"])
+        request = pickle.loads(payload)
+        parts = urlsplit(request["url"])
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         resolution = model.resolve(target)
         if resolution.resource_id is not None:
-            resources.add(resolution.resource_id)
-    return resources
+            key = request["meta"].get(META_KEY)
+            settled[resolution.resource_id] += frontier.settled_items.get(key, 0)
+    return settled
+
+
+def feed_resources(site: DemoSite, feed: Path) -> Counter[str]:
+    return Counter(exported_resources(site, feed)) if feed.exists() else Counter()
 
 
 def test_kill_9_and_restart_downloads_every_page_once(demo_site_process_factory, tmp_path):
@@ -148,7 +164,9 @@ def test_ten_kills_lose_no_page_and_repeat_only_work_in_flight(
     """kill -9 ten times across one crawl, then let it finish: every page is downloaded,
     and a page is downloaded again only as often as a kill caught it in flight
     (downloaded, its links not yet all scheduled), the start page once a run; every
-    article is in the feed once, with item keys too."""
+    article is in the feed once, with item keys too, but where a kill fell between the
+    feed's write of an item and the frontier's record of it (two files: no order of the
+    two writes closes that gap without risking the item's loss instead)."""
     server = demo_site_process_factory()
     model = server.model()
     resources = model.resources
@@ -160,10 +178,20 @@ def test_ten_kills_lose_no_page_and_repeat_only_work_in_flight(
     command = crawl_command(server.url, jobdir, settings)
     command += ["-o", str(output)]  # each run appends
     caught_in_flight: Counter[str] = Counter()
+    # items written by a run whose request the frontier had not yet recorded as written
+    killed_before_record: Counter[str] = Counter()
     kills = 10
     for _ in range(kills):
+        in_feed_before = feed_resources(model, output)
         at_kill = kill_mid_crawl(server, command, after_hits=server.hits()["total"] + 3)
-        caught_in_flight.update(pending_resources(server, jobdir) & set(at_kill["by_resource"]))
+        pending = pending_requests(server, jobdir)
+        caught_in_flight.update(set(pending) & set(at_kill["by_resource"]))
+        written_by_run = feed_resources(model, output) - in_feed_before
+        killed_before_record.update(
+            model.near_duplicates.get(resource, resource)
+            for resource in pending
+            if written_by_run[resource] > pending[resource]
+        )
 
     log = run_scrapy(command)
     assert "Traceback" not in log
@@ -183,7 +211,10 @@ def test_ten_kills_lose_no_page_and_repeat_only_work_in_flight(
         for resource in exported_resources(model, output)
     )
     assert set(exported) == articles
-    assert [article for article, times in exported.items() if times > 1] == []
+    written_again = [
+        article for article, times in exported.items() if times > 1 + killed_before_record[article]
+    ]
+    assert written_again == []
 
 
 def test_a_request_is_recorded_finished_only_after_its_item_is_in_the_feed(
