@@ -702,9 +702,11 @@ def memory_pass(spec: FilterSpec, requests: list[Request]) -> MemoryResult:
         for stat in snapshot.statistics("filename"):
             retained[memory_component(stat.traceback[0].filename)] += stat.size
         result = MemoryResult(sum(outcomes), dict(retained), with_requests, outcomes)
-        if isinstance(dupefilter, URLDupeFilter) and isinstance(dupefilter.seen, BloomSeenSet):
-            result.bloom_bytes = dupefilter.seen.size_in_bytes
-            result.bloom_capacity = dupefilter.seen.capacity
+        seen_set = getattr(dupefilter, "seen", None)
+        bloom = getattr(seen_set, "seen", None)  # the set behind a local store
+        if isinstance(bloom, BloomSeenSet):
+            result.bloom_bytes = bloom.size_in_bytes
+            result.bloom_capacity = bloom.capacity
         dupefilter.close("finished")
     return result
 

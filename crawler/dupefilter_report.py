@@ -22,8 +22,6 @@ from scrapy.utils.request import referer_str
 from crawler import defaults
 from crawler.audit import URL_LEVEL, AuditLog
 from crawler.url.configuration import FILL_WARNING_RATIO
-from crawler.url.stores.journaled import JournaledSeenStore
-from crawler.url.stores.redis_shards import REDIS_SEEN_STORES
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -31,8 +29,7 @@ if TYPE_CHECKING:
 
     from crawler.url.canonical import UrlCanonicalizer
     from crawler.url.learning import RuleKey
-    from crawler.url.stores import SeenSet
-    from crawler.url.stores.redis_shards import RedisSeenStore
+    from crawler.url.stores import SeenStore
 
 # the dupefilter's own logger: its warnings are where users and their log settings find them
 logger = logging.getLogger("crawler.dupefilters")
@@ -112,19 +109,17 @@ class FilterReport:
         for rule, count in self.filtered_by_rule.items():
             self.stats.set_value(f"dedup/url/filtered/{rule}", count)
 
-    def publish_store(
-        self, seen: SeenSet | JournaledSeenStore | RedisSeenStore, new_urls: int
-    ) -> None:
+    def publish_store(self, seen: SeenStore, new_urls: int) -> None:
         """The counts, and the figures of the seen store *seen*; warns once when a Bloom
         filter nears its capacity, and once when a local one grew past it."""
         self.stats.set_value("dedup/url/new", new_urls)
         self.publish_counts()
-        if isinstance(seen, REDIS_SEEN_STORES):
+        if seen.connection is not None:
             self.stats.set_value("dedup/redis/retries", seen.connection.retried)
             self.stats.set_value("dedup/redis/failures", seen.connection.failures)
         store_stats = seen.stats()
         for name, value in store_stats.items():
-            self.stats.set_value(f"dedup/{seen_kind(seen)}/{name}", value)
+            self.stats.set_value(f"dedup/{seen.stats_name}/{name}", value)
         if "fill_ratio" not in store_stats:
             return
         fill_ratio = store_stats["fill_ratio"]
@@ -132,7 +127,7 @@ class FilterReport:
             self._fill_warned = True
             past_capacity = (
                 "its false-positive rate rises above DEDUP_URL_ERROR_RATE"
-                if seen.kind == "redis-bloom"
+                if seen.stats_name == "redis-bloom"
                 else "it grows (more memory, slower) to keep its false-positive rate"
             )
             logger.warning(
@@ -153,7 +148,7 @@ class FilterReport:
                 {"rate": store_stats["false_positive_rate"]},
             )
 
-    def summary(self, seen: SeenSet | JournaledSeenStore | RedisSeenStore, new_urls: int) -> str:
+    def summary(self, seen: SeenStore, new_urls: int) -> str:
         """One line for people: what was filtered, why, and how full the store is."""
         reasons = ", ".join(
             f"{rule}: {count}" for rule, count in self.filtered_by_rule.most_common()
@@ -162,7 +157,7 @@ class FilterReport:
         line = (
             f"URL dedup: {self.filtered} requests filtered"
             f"{f' ({reasons})' if reasons else ''}, {new_urls} new URLs; "
-            f"{seen_kind(seen)} store holds {store['entries']} URLs"
+            f"{seen.stats_name} store holds {store['entries']} URLs"
         )
         if "fill_ratio" in store:
             line += (
@@ -170,8 +165,3 @@ class FilterReport:
                 f"rate {store['false_positive_rate']:.2g}"
             )
         return line
-
-
-def seen_kind(seen: SeenSet | JournaledSeenStore | RedisSeenStore) -> str:
-    """The kind of the store that holds the keys (``"bloom"``, ``"redis"``...)."""
-    return seen.seen.kind if isinstance(seen, JournaledSeenStore) else seen.kind

@@ -16,6 +16,7 @@ import logging
 import pickle
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,23 +29,21 @@ from scrapy.utils.request import referer_str, request_from_dict
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.closing import close_once_opened, close_spider
-from crawler.dupefilter_report import FilterReport, seen_kind
+from crawler.dupefilter_report import FilterReport
 from crawler.redis.connection import (
     PROBE_INTERVAL,
     RedisFaultPending,
     RedisLeftAlone,
     RedisStartRefused,
     RedisUnavailable,
-    redact,
 )
 from crawler.state.lock import lock_state_dir, unlock_state_dir
 from crawler.url import canonical_links
 from crawler.url.canonical import UrlCanonicalizer
 from crawler.url.configuration import (
     REDIS_BACKENDS,
-    redis_seen_store,
-    seen_set_factory,
-    snapshot_every_from_settings,
+    redis_key_base,
+    seen_store_from_settings,
     state_dir_from_settings,
     state_dir_setting,
     url_backend_from_settings,
@@ -69,12 +68,6 @@ from crawler.url.request_meta import (
     META_URL,
 )
 from crawler.url.resume import frontier_middleware_enabled, local_frontier, request_to_dict
-from crawler.url.stores.journaled import JournaledSeenStore
-from crawler.url.stores.redis_shards import (
-    REDIS_SEEN_STORES,
-    RedisSeenStore,
-    redis_store_whereabouts,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -85,7 +78,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from crawler.url.learning import RuleKey
-    from crawler.url.stores import SeenSet
+    from crawler.url.stores import SeenStore
 
 logger = logging.getLogger(__name__)
 
@@ -144,7 +137,7 @@ class URLDupeFilter(BaseDupeFilter):
         self,
         crawler: Crawler,
         canonicalizer: UrlCanonicalizer,
-        seen: SeenSet | JournaledSeenStore | RedisSeenStore,
+        seen: SeenStore,
         *,
         frontier: Frontier | None = None,
         learned: LearnedRules | None = None,
@@ -202,59 +195,37 @@ class URLDupeFilter(BaseDupeFilter):
         settings = crawler.settings
         rules = url_rules_from_settings(settings)
         backend = url_backend_from_settings(settings)
-        if backend in REDIS_BACKENDS:
-            policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
-            if policy not in REDIS_ERROR_POLICIES:
-                raise ValueError(
-                    f"DEDUP_REDIS_ON_ERROR={policy!r} is not a policy; use 'stop' (close the "
-                    "spider) or 'allow' (let requests through, counted)"
-                )
-            redis_store = redis_seen_store(settings, crawler.spidercls.name, backend)
-            canonicalizer = UrlCanonicalizer(rules)
-            dupefilter = cls(
-                crawler,
-                canonicalizer,
-                redis_store,
-                frontier=local_frontier(settings, url_signature(rules, redis_store)),
-                learned=_learned_rules(
-                    crawler,
-                    canonicalizer,
-                    state_dir_from_settings(settings),
-                    SharedRules(redis_store.connection, shared_rules_key(redis_store.base)),
-                ),
-                debug=settings.getbool("DUPEFILTER_DEBUG"),
+        policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
+        if backend in REDIS_BACKENDS and policy not in REDIS_ERROR_POLICIES:
+            raise ValueError(
+                f"DEDUP_REDIS_ON_ERROR={policy!r} is not a policy; use 'stop' (close the "
+                "spider) or 'allow' (let requests through, counted)"
             )
-            dupefilter.redis_error_policy = policy
-            return dupefilter
-        new_set = seen_set_factory(settings, backend)
+        # a spider class without a name never runs; the name only names Redis keys
+        spider_name = getattr(crawler.spidercls, "name", "")
+        seen = seen_store_from_settings(settings, spider_name, partial(url_signature, rules))
         state_dir = state_dir_from_settings(settings)
-        seen: SeenSet | JournaledSeenStore = new_set()
-        frontier = None
-        if state_dir is not None:
-            signature = url_signature(rules, seen)
-            seen = JournaledSeenStore(
-                new_set,
-                state_dir,
-                signature,
-                snapshot_every=snapshot_every_from_settings(settings),
-            )
-            seen.journal.check_files()
-            frontier = local_frontier(settings, signature)
-        else:
+        if not seen.shared and seen.state_dir is None:
             logger.info(
                 "URL dedup (%(backend)s) keeps its state in memory only: set "
                 "DEDUP_STATE_DIR or JOBDIR to persist it across runs",
                 {"backend": backend},
             )
+        shared_rules = None
+        if seen.connection is not None:
+            key = shared_rules_key(redis_key_base(settings, spider_name))
+            shared_rules = SharedRules(seen.connection, key)
         canonicalizer = UrlCanonicalizer(rules)
-        return cls(
+        dupefilter = cls(
             crawler,
             canonicalizer,
             seen,
-            frontier=frontier,
-            learned=_learned_rules(crawler, canonicalizer, state_dir),
+            frontier=local_frontier(settings, seen.signature),
+            learned=_learned_rules(crawler, canonicalizer, state_dir, shared_rules),
             debug=settings.getbool("DUPEFILTER_DEBUG"),
         )
+        dupefilter.redis_error_policy = policy
+        return dupefilter
 
     @classmethod
     def from_spider(cls, spider: Spider) -> Self:
@@ -268,42 +239,35 @@ class URLDupeFilter(BaseDupeFilter):
         if self._opened:
             return
         self._opened = True
-        if self.frontier is not None or isinstance(self.seen, JournaledSeenStore):
+        if self.frontier is not None or self.seen.state_dir is not None:
             self._state_dir = state_dir_from_settings(self.crawler.settings, check_free=False)
             if self._state_dir is not None:
                 lock_state_dir(self._state_dir, state_dir_setting(self.crawler.settings))
         # scrapy-redis's scheduler never calls close()
         self.crawler.signals.connect(self._spider_closed, signal=scrapy_signals.spider_closed)
-        if isinstance(self.seen, REDIS_SEEN_STORES):
-            try:
-                self.seen.open(url_signature(self.canonicalize.rules, self.seen))
-            except RedisStartRefused:
-                # opened at the first request (scrapy-redis), or used on its own: raised
-                if self._spider_opened or not close_once_opened(
-                    self.crawler,
-                    "dedup_redis_unavailable",  # said at ERROR
-                ):
-                    raise
-                return
-            logger.info(
-                "URL dedup shares its seen store in Redis at %(url)s, key %(key)s%(where)s: "
-                "%(entries)d URLs seen by all workers",
-                {
-                    "url": redact(self.seen.connection.url),
-                    "key": self.seen.base,
-                    "where": redis_store_whereabouts(self.seen),
-                    "entries": len(self.seen),
-                },
-            )
-        elif isinstance(self.seen, JournaledSeenStore):
+        try:
             self.seen.open()
+        except RedisStartRefused:
+            # opened at the first request (scrapy-redis), or used on its own: raised
+            if self._spider_opened or not close_once_opened(
+                self.crawler,
+                "dedup_redis_unavailable",  # said at ERROR
+            ):
+                raise
+            return
+        if self.seen.shared:
+            logger.info(
+                "URL dedup shares its seen store %(where)s: %(entries)d URLs seen by all workers",
+                {"where": self.seen.whereabouts(), "entries": len(self.seen)},
+            )
+        elif self.seen.state_dir is not None:
             logger.info(
                 "URL dedup state in %(dir)s: %(entries)d URLs seen in earlier runs",
-                {"dir": self.seen.snapshot_path.parent, "entries": self.seen.loaded_entries},
+                {"dir": self.seen.state_dir, "entries": len(self.seen)},
             )
         if self.learned is not None:
             self.learned.open()
-            if isinstance(self.seen, REDIS_SEEN_STORES):
+            if self.seen.shared:
                 self.learned.start_sharing()
             self.crawler.signals.send_catch_log(
                 dedup_signals.url_dupefilter_opened, dupefilter=self
@@ -370,15 +334,9 @@ class URLDupeFilter(BaseDupeFilter):
                 and self._unchecked is None
                 and not held,
             )
-        if isinstance(self.seen, JournaledSeenStore):
-            self._update_store_stats()
-            _compacting(self.seen.close)
-            logger.info("%(summary)s", {"summary": self.summary()})
-            return
         try:
             self._update_store_stats()
-            if isinstance(self.seen, REDIS_SEEN_STORES):
-                self.seen.close()
+            _compacting(self.seen.close)
             summary = self.summary()
         except RedisUnavailable as exc:
             summary = (
@@ -393,13 +351,13 @@ class URLDupeFilter(BaseDupeFilter):
         before the spider opens), and at close unless ``SCHEDULER_PERSIST``
         (ignored: other workers may still be crawling with it; clear it
         explicitly). Local state stays."""
-        if not isinstance(self.seen, REDIS_SEEN_STORES):
+        if not self.seen.shared:
             return
         if self._spider_opened:
             logger.info(
-                "Not clearing the shared seen store %(key)s at close: other workers may "
+                "Not clearing the shared seen store %(where)s at close: other workers may "
                 "still use it (set SCHEDULER_PERSIST = True to silence this)",
-                {"key": self.seen.base},
+                {"where": self.seen.whereabouts()},
             )
             return
         self.seen.clear()
@@ -443,7 +401,7 @@ class URLDupeFilter(BaseDupeFilter):
                 return self.hold_for_redis(request, exc)
             # other calls on the connection succeeded meanwhile (a cluster's other
             # nodes): the budget counts from the first request held
-            assert isinstance(self.seen, REDIS_SEEN_STORES)
+            assert self.seen.connection is not None
             budget = self.seen.connection.budget
             return self._seen_without_redis(
                 key,
@@ -500,10 +458,7 @@ class URLDupeFilter(BaseDupeFilter):
         if not self._last_rules or key == request.meta.get(META_KEY):
             return False
         try:
-            if isinstance(self.seen, JournaledSeenStore):
-                added = self.seen.add(key, None)
-            else:
-                added = self.seen.add(key)
+            added = self.seen.add(key)
         except (RedisUnavailable, OSError):
             return False  # downloaded: a lookup that fails never loses a page
         if added:
@@ -541,20 +496,17 @@ class URLDupeFilter(BaseDupeFilter):
     def _add(self, key: bytes, request: Request) -> bool:
         """Add *key* to the seen store; for a new key, record *request* as
         scheduled first, so that a kill never leaves a seen key unscheduled."""
-        if isinstance(self.seen, JournaledSeenStore):
+        connection = self.seen.connection
+        if connection is None:
             return self.seen.add(key, lambda: self._record_scheduled(key, request))
-        if isinstance(self.seen, REDIS_SEEN_STORES):
-            connection = self.seen.connection
-            retried_before = connection.retried
-            added = self.seen.add(key)
-            unanswered_before = request.meta.pop(_META_ADD_UNANSWERED, False)
-            if not added and (unanswered_before or connection.retried != retried_before):
-                # the attempt that failed may have recorded the key itself: crawling
-                # the page twice is better than never
-                self.stats.inc_value("dedup/redis/retried_let_through")
-                added = True
-        else:
-            added = self.seen.add(key)
+        retried_before = connection.retried
+        added = self.seen.add(key)
+        unanswered_before = request.meta.pop(_META_ADD_UNANSWERED, False)
+        if not added and (unanswered_before or connection.retried != retried_before):
+            # the attempt that failed may have recorded the key itself: crawling
+            # the page twice is better than never
+            self.stats.inc_value("dedup/redis/retried_let_through")
+            added = True
         if added:
             self._record_scheduled(key, request)
         return added
@@ -577,7 +529,7 @@ class URLDupeFilter(BaseDupeFilter):
 
     def _held_for_the_budget(self) -> bool:
         """Whether requests have been held for ``DEDUP_REDIS_FAULT_BUDGET``."""
-        assert isinstance(self.seen, REDIS_SEEN_STORES)
+        assert self.seen.connection is not None
         since = self._holding_since
         return since is not None and time.monotonic() - since >= self.seen.connection.budget
 
@@ -816,7 +768,7 @@ class URLDupeFilter(BaseDupeFilter):
 
     @property
     def seen_kind(self) -> str:
-        return seen_kind(self.seen)
+        return self.seen.stats_name
 
     def summary(self) -> str:
         """One line for people: what was filtered, why, and how full the store is."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,23 +27,16 @@ from crawler.redis.connection import RedisFaultPending, RedisStartRefused, Redis
 from crawler.state.lock import lock_state_dir, unlock_state_dir
 from crawler.url.configuration import (
     FILL_WARNING_RATIO,
-    REDIS_BACKENDS,
-    redis_seen_store,
-    seen_set_factory,
-    snapshot_every_from_settings,
-    state_dir_from_settings,
+    seen_store_from_settings,
     state_dir_setting,
     store_params_by_setting,
-    url_backend_from_settings,
 )
-from crawler.url.stores.journaled import JournaledSeenStore
-from crawler.url.stores.redis_shards import REDIS_SEEN_STORES, RedisSeenStore
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-    from crawler.url.stores import SeenSet
+    from crawler.url.stores import SeenStore
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +57,7 @@ class ItemKeyPipeline:
         self,
         crawler: Crawler,
         fields: list[str],
-        seen: JournaledSeenStore | SeenSet | RedisSeenStore,
+        seen: SeenStore,
         *,
         redis_error_policy: str = defaults.DEDUP_REDIS_ON_ERROR,
         audit_path: Path | None = None,
@@ -92,41 +86,31 @@ class ItemKeyPipeline:
             raise NotConfigured("DEDUP_ITEM_KEY_FIELDS is empty")
         if not all(isinstance(field, str) and field for field in fields):
             raise ValueError(f"DEDUP_ITEM_KEY_FIELDS={fields!r} must be a list of item field names")
-        backend = url_backend_from_settings(settings)
         audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
-        audit_path = Path(audit_file) if audit_file else None
-        seen: JournaledSeenStore | SeenSet | RedisSeenStore
-        if backend in REDIS_BACKENDS:
-            seen = redis_seen_store(
-                settings, crawler.spidercls.name, backend, key_setting="DEDUP_REDIS_ITEM_KEY"
-            )
-            policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
-            return cls(crawler, fields, seen, redis_error_policy=policy, audit_path=audit_path)
-        new_set = seen_set_factory(settings, backend)
-        state_dir = state_dir_from_settings(settings)
-        seen = new_set()
-        if state_dir is not None:
-            seen = JournaledSeenStore(
-                new_set,
-                state_dir,
-                item_signature(fields, seen),
-                name="seen-items",
-                snapshot_every=snapshot_every_from_settings(settings),
-            )
-            seen.journal.check_files()
-        return cls(crawler, fields, seen, audit_path=audit_path)
+        seen = seen_store_from_settings(
+            settings,
+            getattr(crawler.spidercls, "name", ""),  # names Redis keys only
+            partial(item_signature, fields),
+            key_setting="DEDUP_REDIS_ITEM_KEY",
+            name="seen-items",
+        )
+        return cls(
+            crawler,
+            fields,
+            seen,
+            redis_error_policy=settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR),
+            audit_path=Path(audit_file) if audit_file else None,
+        )
 
     def open_spider(self) -> None:
-        if isinstance(self.seen, REDIS_SEEN_STORES):
-            try:
-                self.seen.open(item_signature(self.fields, self.seen))
-            except RedisStartRefused as exc:
-                # said in one ERROR line; Scrapy closes a spider that fails to open so
-                raise CloseSpider("dedup_redis_unavailable") from exc
-        elif isinstance(self.seen, JournaledSeenStore):
-            self._state_dir = self.seen.snapshot_path.parent
+        if self.seen.state_dir is not None:
+            self._state_dir = self.seen.state_dir
             lock_state_dir(self._state_dir, state_dir_setting(self.crawler.settings))
+        try:
             self.seen.open()
+        except RedisStartRefused as exc:
+            # said in one ERROR line; Scrapy closes a spider that fails to open so
+            raise CloseSpider("dedup_redis_unavailable") from exc
         if self.audit_path is not None:
             self._audit = AuditLog(self.audit_path)
         logger.info(
@@ -151,8 +135,7 @@ class ItemKeyPipeline:
         self._pending.clear()
         try:
             store_stats = self.seen.stats()
-            if isinstance(self.seen, (JournaledSeenStore, *REDIS_SEEN_STORES)):
-                self.seen.close()
+            self.seen.close()
         except RedisUnavailable as exc:
             logger.info("%(summary)s", {"summary": f"{self.summary()}; store unknown ({exc})"})
             return
@@ -253,7 +236,7 @@ class ItemKeyPipeline:
         (scraped, and written by the feeds, on the same signal): an item a kill takes before
         that is not dropped on the restart as a repeat of itself. Meanwhile the key is
         pending, and an item with the same key is a repeat."""
-        if isinstance(self.seen, REDIS_SEEN_STORES):
+        if self.seen.shared:
             return self.seen.add(key)
         if key in self.seen or key in self._pending:
             return False

@@ -175,7 +175,7 @@ def test_ttl_shared_by_workers(redis_server, backend):
     clock = ManualClock(36_000.0)
     first = worker(redis_server, backend, DEDUP_URL_TTL=3600)
     second = worker(redis_server, backend, DEDUP_URL_TTL=3600)
-    first.seen.generations.clock = second.seen.generations.clock = clock
+    first.seen.store.generations.clock = second.seen.store.generations.clock = clock
     first.open()
     second.open()
     assert not first.request_seen(Request("http://a.test/news"))

@@ -159,3 +159,69 @@ def test_every_long_module_listed_is_still_long():
     for name in LONG_MODULES:
         path = REPO_ROOT.joinpath(*name.split(".")).with_suffix(".py")
         assert len(path.read_text("utf-8").splitlines()) > MAX_LINES, f"{name}: unlist it"
+
+
+#: The seen stores and sets, by class name: components use them through the one
+#: interface, ``crawler.url.stores.SeenStore``, never by asking which one they hold.
+STORE_CLASSES = {
+    "BloomSeenSet",
+    "MemorySeenSet",
+    "GenerationalSeenSet",
+    "JournaledSeenStore",
+    "UnpersistedSeenStore",
+    "SharedSeenStore",
+    "RedisSetSeenStore",
+    "RedisBloomSeenStore",
+    "ShardedRedisSeenStore",
+    "REDIS_SEEN_STORES",
+}
+
+
+def store_type_checks(source: str) -> list[str]:
+    """The ``isinstance(x, <store class>)`` calls in *source*, as written, but those
+    asserted (a type narrowed for the type checker, no branch taken on it)."""
+    tree = ast.parse(source)
+    asserted = {id(node.test) for node in ast.walk(tree) if isinstance(node, ast.Assert)}
+    asserted |= {
+        id(node.test.operand)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assert) and isinstance(node.test, ast.UnaryOp)
+    }
+    checks = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance"):
+            continue
+        if id(node) in asserted:
+            continue
+        names = {
+            getattr(child, "id", None) or getattr(child, "attr", None)
+            for child in ast.walk(node.args[1])
+        }
+        if names & STORE_CLASSES:
+            checks.append(ast.unparse(node))
+    return checks
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.parent != PACKAGE / "url" / "stores"  # the stores build on each other
+    ],
+    ids=module_name,
+)
+def test_no_module_asks_which_seen_store_it_holds(path):
+    assert store_type_checks(path.read_text("utf-8")) == []
+
+
+def test_the_store_check_sees_a_dispatch():
+    source = (
+        "if isinstance(self.seen, (JournaledSeenStore, *REDIS_SEEN_STORES)):\n    pass\n"
+        "assert not isinstance(store, stores.RedisBloomSeenStore)\n"
+        "ok = isinstance(store, stores.RedisBloomSeenStore)\n"
+    )
+    assert store_type_checks(source) == [
+        "isinstance(self.seen, (JournaledSeenStore, *REDIS_SEEN_STORES))",
+        "isinstance(store, stores.RedisBloomSeenStore)",
+    ]

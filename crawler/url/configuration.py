@@ -22,7 +22,7 @@ from crawler.url.generations import Generations
 from crawler.url.request_keys import KEY_VERSION
 from crawler.url.stores.bloom import BloomSeenSet
 from crawler.url.stores.generational import GenerationalSeenSet
-from crawler.url.stores.journaled import check_state_files
+from crawler.url.stores.journaled import JournaledSeenStore, check_state_files
 from crawler.url.stores.memory import MemorySeenSet
 from crawler.url.stores.redis import RedisBloomSeenStore, RedisSetSeenStore
 from crawler.url.stores.redis_shards import (
@@ -33,13 +33,15 @@ from crawler.url.stores.redis_shards import (
     shard_bases,
     shard_capacity,
 )
+from crawler.url.stores.shared import SharedSeenStore
+from crawler.url.stores.unpersisted import UnpersistedSeenStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy.settings import BaseSettings
 
-    from crawler.url.stores import SeenSet
+    from crawler.url.stores import SeenSet, SeenStore
 
 LOCAL_BACKENDS = ("bloom", "memory")
 REDIS_BACKENDS = ("redis", "redis-bloom")
@@ -201,6 +203,51 @@ def redis_shards_from_settings(settings: BaseSettings) -> int:
     return count
 
 
+def seen_store_from_settings(
+    settings: BaseSettings,
+    spider_name: str,
+    signature_of: Callable[[Any], dict[str, Any]],
+    *,
+    key_setting: str = "DEDUP_REDIS_KEY",
+    name: str = "seen-urls",
+) -> SeenStore:
+    """The seen store ``DEDUP_URL_BACKEND`` asks for, not opened: shared in Redis at the
+    key *key_setting* names; or local, journaled as *name* in the state directory when
+    there is one (its files checked now), in memory only otherwise. *signature_of* gives
+    the rules signature of a set or a Redis store of the backend."""
+    backend = url_backend_from_settings(settings)
+    if backend in REDIS_BACKENDS:
+        store = redis_seen_store(settings, spider_name, backend, key_setting)
+        return SharedSeenStore(store, signature_of(store))
+    new_set = seen_set_factory(settings, backend)
+    state_dir = state_dir_from_settings(settings)
+    seen = new_set()
+    if state_dir is None:
+        return UnpersistedSeenStore(seen, signature_of(seen))
+    journaled = JournaledSeenStore(
+        new_set,
+        state_dir,
+        signature_of(seen),
+        name=name,
+        snapshot_every=snapshot_every_from_settings(settings),
+    )
+    journaled.journal.check_files()
+    return journaled
+
+
+def redis_key_base(
+    settings: BaseSettings, spider_name: str, key_setting: str = "DEDUP_REDIS_KEY"
+) -> str:
+    """The Redis key that *key_setting*'s template gives for *spider_name*."""
+    key = settings.get(key_setting, getattr(defaults, key_setting))
+    try:
+        return str(key % {"spider": spider_name})
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValueError(
+            f"{key_setting}={key!r} is not a key template; %(spider)s is the only field"
+        ) from exc
+
+
 def redis_seen_store(
     settings: BaseSettings,
     spider_name: str,
@@ -211,12 +258,7 @@ def redis_seen_store(
     *key_setting* (not opened), in ``DEDUP_REDIS_SHARDS`` shards."""
     connection = connection_from_settings(settings)
     key = settings.get(key_setting, getattr(defaults, key_setting))
-    try:
-        base = key % {"spider": spider_name}
-    except (KeyError, ValueError, TypeError) as exc:
-        raise ValueError(
-            f"{key_setting}={key!r} is not a key template; %(spider)s is the only field"
-        ) from exc
+    base = redis_key_base(settings, spider_name, key_setting)
     generations = generations_from_settings(settings)
     capacity, error_rate = _bloom_sizing(settings, generations)
     count = redis_shards_from_settings(settings)

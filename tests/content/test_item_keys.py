@@ -146,7 +146,7 @@ def test_keys_persist_in_the_state_dir_and_fields_are_in_the_signature(tmp_path)
 
 def test_ttl_applies_to_item_keys(tmp_path):
     shop = pipeline(DEDUP_ITEM_KEY_FIELDS=["sku"], DEDUP_URL_TTL=3600)
-    clock = shop.seen.generations.clock = ManualClock(3600.0)
+    clock = shop.seen.seen.generations.clock = ManualClock(3600.0)
     assert outcome(shop, {"sku": "1"}) == "kept"
     clock.now += 3599
     assert outcome(shop, {"sku": "1"}).startswith("dropped")

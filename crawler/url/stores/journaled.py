@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
+    from crawler.redis.connection import RedisConnection
     from crawler.url.stores import SeenSet
 
 logger = logging.getLogger(__name__)
@@ -25,7 +26,8 @@ def check_state_files(state_dir: Path, name: str = "seen-urls") -> None:
 
 
 class JournaledSeenStore:
-    """A :class:`~crawler.url.stores.SeenSet` that survives restarts and kills.
+    """A :class:`~crawler.url.stores.SeenSet` that survives restarts and kills (a
+    :class:`~crawler.url.stores.SeenStore`).
 
     * ``<name>.snapshot`` holds the whole set, replaced atomically every
       *snapshot_every* new keys and at :meth:`close`;
@@ -34,6 +36,9 @@ class JournaledSeenStore:
     * both record *signature*: a state directory written with other rules
       raises :class:`~crawler.state.persistence.StateFileError` naming the difference.
     """
+
+    shared = False
+    connection: RedisConnection | None = None
 
     def __init__(
         self,
@@ -49,12 +54,17 @@ class JournaledSeenStore:
         self.kind = f"{self.seen.kind}-{name}"
         self.signature = dict(signature)
         self.snapshot_path = state_dir / f"{name}.snapshot"
+        self.state_dir: Path | None = state_dir
         self.journal = Journal(
             state_dir / f"{name}.journal", self.kind, self.signature, snapshot=self.snapshot_path
         )
         self.snapshot_every = snapshot_every
         self.loaded_entries = 0
         self._since_snapshot = 0
+
+    @property
+    def stats_name(self) -> str:
+        return self.seen.kind
 
     def open(self) -> None:
         """Load the snapshot and replay the journal written after it."""
@@ -100,7 +110,7 @@ class JournaledSeenStore:
 
         return replay
 
-    def add(self, key: bytes, before_journal: Callable[[], object] | None = None) -> bool:
+    def add(self, key: bytes, before_journal: Callable[[], object] | None = None, /) -> bool:
         """Add *key*; return ``True`` when it is new.
 
         *before_journal* runs for a new key before the key is journaled: what
@@ -140,6 +150,12 @@ class JournaledSeenStore:
             self.snapshot()
         finally:
             self.journal.close()
+
+    def clear(self) -> None:
+        """Nothing: a journaled store keeps its keys (see :meth:`SeenStore.clear`)."""
+
+    def whereabouts(self) -> str:
+        return f"in {self.snapshot_path.parent}"
 
     def discard(self, key: bytes) -> bool:
         """Forget *key* (an exact set only); return whether it was there.
