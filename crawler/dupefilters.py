@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import pickle
-import time
 from collections import Counter
 from functools import partial
 from pathlib import Path
@@ -29,13 +28,14 @@ from scrapy.utils.request import referer_str, request_from_dict
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.closing import close_once_opened, close_spider
+from crawler.dupefilter_redis_faults import RedisFaultPolicy, Unchecked
 from crawler.dupefilter_report import FilterReport
 from crawler.redis.connection import (
-    PROBE_INTERVAL,
     RedisFaultPending,
     RedisLeftAlone,
     RedisStartRefused,
     RedisUnavailable,
+    redis_error_policy_from_settings,
 )
 from crawler.state.lock import lock_state_dir, unlock_state_dir
 from crawler.url import canonical_links
@@ -51,7 +51,6 @@ from crawler.url.configuration import (
     url_signature,
 )
 from crawler.url.frontier import Frontier
-from crawler.url.held_requests import HeldRequests
 from crawler.url.learned_rules import (
     LearnedRules,
     SharedRules,
@@ -85,8 +84,6 @@ logger = logging.getLogger(__name__)
 #: On a request held while Redis failed, whose add got no answer: the server may have
 #: applied it, so "seen" when it is asked again does not filter it.
 _META_ADD_UNANSWERED = "dedup_add_unanswered"
-
-REDIS_ERROR_POLICIES = ("stop", "allow")
 
 
 def _compacting(close: Callable[..., None], **kwargs: Any) -> None:
@@ -163,14 +160,9 @@ class URLDupeFilter(BaseDupeFilter):
         self._ready = False
         self._closed = False
         self._spider_opened = False
-        self.redis_error_policy = defaults.DEDUP_REDIS_ON_ERROR
-        self._closing_for_redis = False
         self._closing_for_state = False
         self._unchecked: Request | None = None
-        self._let_through_unchecked: set[bytes] = set()
-        self.held = HeldRequests(crawler)
-        #: when this worker began to hold requests, Redis failing ever since
-        self._holding_since: float | None = None
+        self.redis_faults = RedisFaultPolicy(crawler, defaults.DEDUP_REDIS_ON_ERROR)
         crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
         crawler.signals.connect(
             self._request_items_settled, signal=dedup_signals.request_items_settled
@@ -195,12 +187,9 @@ class URLDupeFilter(BaseDupeFilter):
         settings = crawler.settings
         rules = url_rules_from_settings(settings)
         backend = url_backend_from_settings(settings)
-        policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
-        if backend in REDIS_BACKENDS and policy not in REDIS_ERROR_POLICIES:
-            raise ValueError(
-                f"DEDUP_REDIS_ON_ERROR={policy!r} is not a policy; use 'stop' (close the "
-                "spider) or 'allow' (let requests through, counted)"
-            )
+        policy = defaults.DEDUP_REDIS_ON_ERROR
+        if backend in REDIS_BACKENDS:
+            policy = redis_error_policy_from_settings(settings)
         # a spider class without a name never runs; the name only names Redis keys
         spider_name = getattr(crawler.spidercls, "name", "")
         seen = seen_store_from_settings(settings, spider_name, partial(url_signature, rules))
@@ -224,7 +213,7 @@ class URLDupeFilter(BaseDupeFilter):
             learned=_learned_rules(crawler, canonicalizer, state_dir, shared_rules),
             debug=settings.getbool("DUPEFILTER_DEBUG"),
         )
-        dupefilter.redis_error_policy = policy
+        dupefilter.redis_faults.policy = policy
         return dupefilter
 
     @classmethod
@@ -319,9 +308,7 @@ class URLDupeFilter(BaseDupeFilter):
         if not self._ready or self._closed:
             return  # open() failed: leave the state directory as it was
         self._closed = True
-        held = self.held.release_all()
-        if held:
-            self.stats.inc_value("dedup/redis/stopped_unchecked", len(held))
+        held = self.redis_faults.release_all()
         if self.learned is not None:
             self.learned.close()
         if self.frontier is not None:
@@ -390,19 +377,19 @@ class URLDupeFilter(BaseDupeFilter):
                 return False
             if self.frontier is not None:
                 self.frontier.finished(source_key)
-        if self.held:  # Redis fails: the next hand-back asks it again
+        if self.redis_faults.held:  # Redis fails: the next hand-back asks it again
             return self.hold_for_redis(request)
         try:
             added = self._add(key, request)
         except RedisFaultPending as exc:
             if exc.may_have_applied:
                 request.meta[_META_ADD_UNANSWERED] = True
-            if not self._held_for_the_budget():
+            assert self.seen.connection is not None
+            budget = self.seen.connection.budget
+            if not self.redis_faults.held_for(budget):
                 return self.hold_for_redis(request, exc)
             # other calls on the connection succeeded meanwhile (a cluster's other
             # nodes): the budget counts from the first request held
-            assert self.seen.connection is not None
-            budget = self.seen.connection.budget
             return self._seen_without_redis(
                 key,
                 request,
@@ -416,9 +403,7 @@ class URLDupeFilter(BaseDupeFilter):
             return self._seen_without_redis(key, request, exc)
         except OSError as exc:
             return self._hold_back_unrecorded(request, exc)
-        if self._holding_since is not None:
-            self._holding_since = None
-            logger.info("Redis answers again: the held requests go on")
+        self.redis_faults.answered()
         if added:
             self.new_urls += 1
             if not self.new_urls % 1000:
@@ -513,40 +498,20 @@ class URLDupeFilter(BaseDupeFilter):
 
     def hold_for_redis(self, request: Request, error: RedisFaultPending | None = None) -> bool:
         """Hold *request* while Redis fails, for less than ``DEDUP_REDIS_FAULT_BUDGET`` so
-        far: the reactor never waits for the server; the engine gets the request again a
-        moment later. Also for a scheduler whose own Redis call failed so. Returns
-        ``True`` (not scheduled now)."""
-        self.stats.inc_value("dedup/redis/held")
-        if self._holding_since is None:
-            self._holding_since = time.monotonic()
-            if error is not None:
-                logger.warning(
-                    "%(error)s; holding requests meanwhile, counted in dedup/redis/held",
-                    {"error": error},
-                )
-        self.held.hold(request)
-        return True
-
-    def _held_for_the_budget(self) -> bool:
-        """Whether requests have been held for ``DEDUP_REDIS_FAULT_BUDGET``."""
-        assert self.seen.connection is not None
-        since = self._holding_since
-        return since is not None and time.monotonic() - since >= self.seen.connection.budget
+        far (:class:`~crawler.dupefilter_redis_faults.RedisFaultPolicy`); also for a
+        scheduler whose own Redis call failed so. Returns ``True`` (not scheduled now)."""
+        return self.redis_faults.hold(request, error)
 
     def _seen_without_redis(
         self, key: bytes, request: Request, error: RedisUnavailable, *, reported: bool = False
     ) -> bool:
-        """Whether *request* is to be filtered while Redis is away. A request let through
-        unchecked is remembered here: let through once by this worker, not at every link
-        to it (without that, a site's links in a circle would be crawled round and round
-        until Redis is back)."""
-        if key in self._let_through_unchecked:
-            self.stats.inc_value("dedup/redis/filtered_locally")
-            return True
-        let_through = self._let_through_without_redis(request, error, reported=reported)
-        if let_through:
-            self._let_through_unchecked.add(key)
-        elif self.frontier is not None:
+        """Whether *request* is to be filtered while Redis is away
+        (``DEDUP_REDIS_ON_ERROR``)."""
+        decision = self.redis_faults.unchecked(key, request, error, reported=reported)
+        if decision is not Unchecked.STOPPED:
+            return decision is Unchecked.FILTERED_LOCALLY
+        self._unchecked = request
+        if self.frontier is not None:
             # The add that failed may have recorded the key before the server went away
             # (the server applied it, its reply was lost): found again through its
             # parent after a restart, the request would meet its key as seen and never
@@ -555,36 +520,7 @@ class URLDupeFilter(BaseDupeFilter):
                 self._record_scheduled(key, request)
             except OSError as exc:
                 self._state_unwritable(exc)
-        return not let_through
-
-    def _let_through_without_redis(
-        self, request: Request, error: RedisUnavailable, *, reported: bool
-    ) -> bool:
-        """Apply ``DEDUP_REDIS_ON_ERROR`` once Redis stays away for the budget:
-        ``allow`` lets *request* through (counted; it may be a duplicate; the fault
-        logged unless *reported* already), ``stop`` holds it back and closes the spider
-        (nothing unrecorded is crawled)."""
-        if self.redis_error_policy == "allow":
-            self.stats.inc_value("dedup/redis/allowed_unchecked")
-            if not reported:
-                logger.warning(
-                    "%(error)s; letting requests through unchecked for %(pause)ds "
-                    "(DEDUP_REDIS_ON_ERROR='allow'), counted in dedup/redis/allowed_unchecked",
-                    {"error": error, "pause": PROBE_INTERVAL},
-                )
-            return True
-        self.stats.inc_value("dedup/redis/stopped_unchecked")
-        request.meta[META_UNCHECKED] = True
-        if not self._closing_for_redis:
-            self._closing_for_redis = True
-            logger.error(
-                "%(error)s; closing the spider (DEDUP_REDIS_ON_ERROR='stop'); requests "
-                "met meanwhile are not crawled",
-                {"error": error},
-            )
-            close_spider(self.crawler, "dedup_redis_unavailable")
-        self._unchecked = request
-        return False
+        return True
 
     def _hold_back_unrecorded(self, request: Request, error: OSError) -> bool:
         """The state directory cannot be written (full, or read-only): *request* is
@@ -696,7 +632,7 @@ class URLDupeFilter(BaseDupeFilter):
         """
         if not (request.dont_filter and request.meta.get("is_start_request")):
             return
-        if not self._ready or self._closed or self.held:
+        if not self._ready or self._closed or self.redis_faults.held:
             # not opened (scrapy-redis's scheduler opens it at its first check, where a
             # refusal is raised), or Redis fails: downloaded all the same
             return

@@ -23,7 +23,12 @@ from crawler.closing import close_spider
 from crawler.content.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.logformatter import DuplicateItem
 from crawler.off_reactor import in_thread
-from crawler.redis.connection import RedisFaultPending, RedisStartRefused, RedisUnavailable
+from crawler.redis.connection import (
+    RedisFaultPending,
+    RedisStartRefused,
+    RedisUnavailable,
+    redis_error_policy_from_settings,
+)
 from crawler.state.lock import lock_state_dir, unlock_state_dir
 from crawler.url.configuration import (
     FILL_WARNING_RATIO,
@@ -98,7 +103,11 @@ class ItemKeyPipeline:
             crawler,
             fields,
             seen,
-            redis_error_policy=settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR),
+            redis_error_policy=(
+                redis_error_policy_from_settings(settings)
+                if seen.shared
+                else defaults.DEDUP_REDIS_ON_ERROR
+            ),
             audit_path=Path(audit_file) if audit_file else None,
         )
 

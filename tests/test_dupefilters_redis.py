@@ -319,5 +319,5 @@ def test_requests_met_while_redis_fails_are_held_not_decided(redis_server, polic
     assert stats.get_value("dedup/redis/held") == 2
     assert stats.get_value("dupefilter/filtered") is None
     assert stats.get_value("dedup/redis/allowed_unchecked") is None
-    assert len(dupefilter.held) == 0
+    assert len(dupefilter.redis_faults.held) == 0
     assert stats.get_value("dedup/redis/stopped_unchecked") == 2  # released at close

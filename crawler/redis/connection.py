@@ -112,6 +112,21 @@ def redis_params_from_settings(settings: Any) -> dict[str, Any]:
     return params
 
 
+#: What ``DEDUP_REDIS_ON_ERROR`` may say: close the spider, or let requests through.
+REDIS_ERROR_POLICIES = ("stop", "allow")
+
+
+def redis_error_policy_from_settings(settings: Any) -> str:
+    """``DEDUP_REDIS_ON_ERROR``; :exc:`ValueError` naming it when it is not a policy."""
+    policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
+    if policy not in REDIS_ERROR_POLICIES:
+        raise ValueError(
+            f"DEDUP_REDIS_ON_ERROR={policy!r} is not a policy; use 'stop' (close the "
+            "spider) or 'allow' (let requests through, counted)"
+        )
+    return str(policy)
+
+
 def connection_from_settings(settings: Any) -> RedisConnection:
     """A :class:`RedisConnection` to the server (or, with ``DEDUP_REDIS_CLUSTER``,
     the Redis Cluster) the settings name (not opened)."""

@@ -268,3 +268,17 @@ def test_on_the_reactor_a_redis_fault_is_asked_again_from_a_thread(redis_server_
     assert outcome(shop, {"sku": "1"}).startswith("dropped: Duplicate item key")
     assert shop.crawler.stats.get_value("dedup/item/unique") == 1
     assert shop.crawler.stats.get_value("dedup/item/unchecked") is None
+
+
+def test_a_bad_redis_error_policy_names_the_setting(redis_server):
+    crawler = get_crawler(
+        ShopSpider,
+        {
+            "DEDUP_ITEM_KEY_FIELDS": ["sku"],
+            "DEDUP_URL_BACKEND": "redis",
+            "DEDUP_REDIS_ON_ERROR": "ignore",
+            "REDIS_URL": redis_server.url,
+        },
+    )
+    with pytest.raises(ValueError, match="DEDUP_REDIS_ON_ERROR='ignore' is not a policy"):
+        ItemKeyPipeline.from_crawler(crawler)
