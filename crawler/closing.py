@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -9,9 +10,11 @@ from scrapy.exceptions import CloseSpider
 from scrapy.utils.defer import deferred_from_coro
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from scrapy.crawler import Crawler
 
-__all__ = ["close_once_opened", "close_spider"]
+__all__ = ["SpiderCloser", "close_once_opened", "close_spider"]
 
 
 def close_spider(crawler: Crawler, reason: str) -> None:
@@ -43,3 +46,22 @@ def close_once_opened(crawler: Crawler, reason: str) -> bool:
 
     crawler.signals.connect(refuse, signal=signals.spider_opened, weak=False)
     return True
+
+
+class SpiderCloser:
+    """Closes *crawler*'s spider with *reason* once, for a component that can no longer
+    go on: the first call says why at ERROR on *logger* and closes; the next ones do
+    nothing (the spider is closing)."""
+
+    def __init__(self, crawler: Crawler, reason: str, logger: logging.Logger) -> None:
+        self.crawler = crawler
+        self.reason = reason
+        self.logger = logger
+        self.closing = False
+
+    def close(self, message: str, args: Mapping[str, Any], **log_options: Any) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        self.logger.error(message, args, **log_options)
+        close_spider(self.crawler, self.reason)

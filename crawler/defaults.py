@@ -8,7 +8,7 @@ checked against this module by the tests.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from crawler.url.tracking_params import DEFAULT_STRIP_PARAMS
 
@@ -209,3 +209,22 @@ DEDUP_URL_TTL_GENERATIONS = 4
 #: leases at once instead of after ``DEDUP_LEASE_TTL``; it must be unique
 #: among running workers.
 DEDUP_WORKER_ID: str | None = None
+
+
+def checked_choice(
+    settings: Any, name: str, choices: tuple[str, ...], what: str, use: str | None = None
+) -> str:
+    """Setting *name* (its default from this module), one of *choices*; otherwise
+    :exc:`ValueError` naming it: ``<name>=<value> is not <what>; <use>`` (by default,
+    the choices).
+
+    >>> checked_choice({"DEDUP_CONTENT_BACKEND": "disk"}, "DEDUP_CONTENT_BACKEND",
+    ...                ("memory", "redis"), "a content index")
+    Traceback (most recent call last):
+    ValueError: DEDUP_CONTENT_BACKEND='disk' is not a content index; use one of 'memory', 'redis'
+    """
+    value = settings.get(name, globals()[name])
+    if value not in choices:
+        use = use or f"use one of {', '.join(map(repr, choices))}"
+        raise ValueError(f"{name}={value!r} is not {what}; {use}")
+    return str(value)

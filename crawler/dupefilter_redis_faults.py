@@ -14,7 +14,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from crawler.closing import close_spider
+from crawler.closing import SpiderCloser
 from crawler.redis.connection import PROBE_INTERVAL
 from crawler.url.held_requests import HeldRequests
 from crawler.url.request_meta import META_UNCHECKED
@@ -51,7 +51,7 @@ class RedisFaultPolicy:
         #: when this worker began to hold requests, Redis failing ever since
         self.holding_since: float | None = None
         self._let_through: set[bytes] = set()
-        self._closing = False
+        self._closer = SpiderCloser(crawler, "dedup_redis_unavailable", logger)
 
     def hold(self, request: Request, error: RedisFaultPending | None = None) -> bool:
         """Hold *request* for the engine to hand back a moment later (the first one held
@@ -100,14 +100,11 @@ class RedisFaultPolicy:
             return Unchecked.LET_THROUGH
         self.stats.inc_value("dedup/redis/stopped_unchecked")
         request.meta[META_UNCHECKED] = True
-        if not self._closing:
-            self._closing = True
-            logger.error(
-                "%(error)s; closing the spider (DEDUP_REDIS_ON_ERROR='stop'); requests "
-                "met meanwhile are not crawled",
-                {"error": error},
-            )
-            close_spider(self.crawler, "dedup_redis_unavailable")
+        self._closer.close(
+            "%(error)s; closing the spider (DEDUP_REDIS_ON_ERROR='stop'); requests "
+            "met meanwhile are not crawled",
+            {"error": error},
+        )
         return Unchecked.STOPPED
 
     def release_all(self) -> int:

@@ -19,7 +19,7 @@ from scrapy.utils.defer import deferred_from_coro
 from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.audit import ITEM_LEVEL, AuditLog
-from crawler.closing import close_spider
+from crawler.closing import SpiderCloser
 from crawler.content.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.logformatter import DuplicateItem
 from crawler.off_reactor import in_thread
@@ -75,7 +75,7 @@ class ItemKeyPipeline:
         self.audit_path = audit_path
         self._audit: AuditLog | None = None
         self._missing_warned: set[str] = set()
-        self._closing_for_redis = False
+        self._closer = SpiderCloser(crawler, "dedup_redis_unavailable", logger)
         self._state_dir: Path | None = None
         # a local store records a key once its item left the pipelines (see _is_new)
         self._pending: dict[bytes, int] = {}
@@ -267,15 +267,13 @@ class ItemKeyPipeline:
 
     def _redis_unavailable(self, error: RedisUnavailable) -> None:
         self.stats.inc_value("dedup/item/unchecked")
-        if self.redis_error_policy == "allow" or self._closing_for_redis:
+        if self.redis_error_policy == "allow":
             return
-        self._closing_for_redis = True
-        logger.error(
+        self._closer.close(
             "Item dedup: %(error)s; closing the spider (DEDUP_REDIS_ON_ERROR = 'stop'); "
             "this item is kept unchecked",
             {"error": error},
         )
-        close_spider(self.crawler, "dedup_redis_unavailable")
 
 
 def _jsonable(value: Any) -> Any:

@@ -21,13 +21,9 @@ CONTENT_BACKENDS = ("memory", "redis")
 
 def content_backend_from_settings(settings: BaseSettings) -> str:
     """``DEDUP_CONTENT_BACKEND``, checked."""
-    backend = settings.get("DEDUP_CONTENT_BACKEND", defaults.DEDUP_CONTENT_BACKEND)
-    if backend not in CONTENT_BACKENDS:
-        raise ValueError(
-            f"DEDUP_CONTENT_BACKEND={backend!r} is not a content index; "
-            f"use one of {', '.join(map(repr, CONTENT_BACKENDS))}"
-        )
-    return str(backend)
+    return defaults.checked_choice(
+        settings, "DEDUP_CONTENT_BACKEND", CONTENT_BACKENDS, "a content index"
+    )
 
 
 def redis_content_index(settings: BaseSettings, spider_name: str) -> RedisContentIndex:

@@ -118,13 +118,13 @@ REDIS_ERROR_POLICIES = ("stop", "allow")
 
 def redis_error_policy_from_settings(settings: Any) -> str:
     """``DEDUP_REDIS_ON_ERROR``; :exc:`ValueError` naming it when it is not a policy."""
-    policy = settings.get("DEDUP_REDIS_ON_ERROR", defaults.DEDUP_REDIS_ON_ERROR)
-    if policy not in REDIS_ERROR_POLICIES:
-        raise ValueError(
-            f"DEDUP_REDIS_ON_ERROR={policy!r} is not a policy; use 'stop' (close the "
-            "spider) or 'allow' (let requests through, counted)"
-        )
-    return str(policy)
+    return defaults.checked_choice(
+        settings,
+        "DEDUP_REDIS_ON_ERROR",
+        REDIS_ERROR_POLICIES,
+        "a policy",
+        "use 'stop' (close the spider) or 'allow' (let requests through, counted)",
+    )
 
 
 def connection_from_settings(settings: Any) -> RedisConnection:

@@ -140,13 +140,9 @@ def _bloom_sizing(
 
 def url_backend_from_settings(settings: BaseSettings) -> str:
     """``DEDUP_URL_BACKEND``, checked."""
-    backend = settings.get("DEDUP_URL_BACKEND", defaults.DEDUP_URL_BACKEND)
-    if backend not in LOCAL_BACKENDS + REDIS_BACKENDS:
-        raise ValueError(
-            f"DEDUP_URL_BACKEND={backend!r} is not a URL store; "
-            f"use one of {', '.join(map(repr, LOCAL_BACKENDS + REDIS_BACKENDS))}"
-        )
-    return str(backend)
+    return defaults.checked_choice(
+        settings, "DEDUP_URL_BACKEND", LOCAL_BACKENDS + REDIS_BACKENDS, "a URL store"
+    )
 
 
 def snapshot_every_from_settings(settings: BaseSettings) -> int:

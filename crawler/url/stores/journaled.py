@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from crawler.state.persistence import Journal, StateFileError, read_snapshot, write_snapshot
+from crawler.url.stores.holding import KeysHeldElsewhere
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -25,7 +26,7 @@ def check_state_files(state_dir: Path, name: str = "seen-urls") -> None:
     Journal(state_dir / f"{name}.journal", name, {}, snapshot=snapshot).check_files()
 
 
-class JournaledSeenStore:
+class JournaledSeenStore(KeysHeldElsewhere):
     """A :class:`~crawler.url.stores.SeenSet` that survives restarts and kills (a
     :class:`~crawler.url.stores.SeenStore`).
 
@@ -62,9 +63,8 @@ class JournaledSeenStore:
         self.loaded_entries = 0
         self._since_snapshot = 0
 
-    @property
-    def stats_name(self) -> str:
-        return self.seen.kind
+    def holder(self) -> SeenSet:
+        return self.seen
 
     def open(self) -> None:
         """Load the snapshot and replay the journal written after it."""
@@ -167,12 +167,3 @@ class JournaledSeenStore:
         if discard is None:
             raise TypeError(f"a {self.seen.kind} store cannot forget a key")
         return bool(discard(key))
-
-    def __contains__(self, key: bytes) -> bool:
-        return key in self.seen
-
-    def __len__(self) -> int:
-        return len(self.seen)
-
-    def stats(self) -> dict[str, float]:
-        return self.seen.stats()

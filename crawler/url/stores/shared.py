@@ -5,16 +5,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawler.redis.connection import redact
+from crawler.url.stores.holding import KeysHeldElsewhere
 from crawler.url.stores.redis_shards import redis_store_whereabouts
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
     from pathlib import Path
 
     from crawler.url.stores.redis_shards import RedisSeenStore
 
 
-class SharedSeenStore:
+class SharedSeenStore(KeysHeldElsewhere):
     """*store* (one of :data:`~crawler.url.stores.redis_shards.REDIS_SEEN_STORES`), opened
     with *signature*: the rules its keys were made with, claimed by the first worker and
     checked by the others."""
@@ -26,28 +27,14 @@ class SharedSeenStore:
         self.store = store
         self.signature = dict(signature)
         self.connection = store.connection
-        self.stats_name = store.kind
         #: the Redis key (or key prefix) the store lives at
         self.base = store.base
 
     def open(self) -> None:
         self.store.open(self.signature)
 
-    def add(self, key: bytes, on_new: Callable[[], object] | None = None, /) -> bool:
-        if not self.store.add(key):
-            return False
-        if on_new is not None:
-            on_new()
-        return True
-
-    def __contains__(self, key: bytes) -> bool:
-        return key in self.store
-
-    def __len__(self) -> int:
-        return len(self.store)
-
-    def stats(self) -> dict[str, float]:
-        return self.store.stats()
+    def holder(self) -> RedisSeenStore:
+        return self.store
 
     def close(self) -> None:
         self.store.close()

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from crawler.url.stores.holding import KeysHeldElsewhere
+
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from crawler.redis.connection import RedisConnection
     from crawler.url.stores import SeenSet
 
 
-class UnpersistedSeenStore:
+class UnpersistedSeenStore(KeysHeldElsewhere):
     """*seen* (a :class:`~crawler.url.stores.SeenSet`) kept in memory only: opening and
     closing it do nothing, and a crawl that ends forgets it. *signature* is kept for
     those who ask (nothing checks it)."""
@@ -24,26 +25,12 @@ class UnpersistedSeenStore:
     def __init__(self, seen: SeenSet, signature: dict[str, Any] | None = None) -> None:
         self.seen = seen
         self.signature = dict(signature or {})
-        self.stats_name = seen.kind
+
+    def holder(self) -> SeenSet:
+        return self.seen
 
     def open(self) -> None:
         pass
-
-    def add(self, key: bytes, on_new: Callable[[], object] | None = None, /) -> bool:
-        if not self.seen.add(key):
-            return False
-        if on_new is not None:
-            on_new()
-        return True
-
-    def __contains__(self, key: bytes) -> bool:
-        return key in self.seen
-
-    def __len__(self) -> int:
-        return len(self.seen)
-
-    def stats(self) -> dict[str, float]:
-        return self.seen.stats()
 
     def close(self) -> None:
         pass
