@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 from scrapy.dupefilters import BaseDupeFilter
-from scrapy.http import HtmlResponse
 from scrapy.utils.job import job_dir
-from scrapy.utils.request import referer_str, request_from_dict
+from scrapy.utils.request import referer_str
 
 from crawler import defaults
 from crawler import signals as dedup_signals
@@ -60,13 +59,18 @@ from crawler.url.learned_rules import (
 from crawler.url.request_keys import request_key
 from crawler.url.request_meta import (
     META_HELD,
-    META_ITEMS_SETTLED,
     META_KEY,
     META_TAKEN_BACK,
     META_UNCHECKED,
     META_URL,
 )
-from crawler.url.resume import frontier_middleware_enabled, local_frontier, request_to_dict
+from crawler.url.resume import (
+    ResumedRequests,
+    frontier_middleware_enabled,
+    local_frontier,
+    request_to_dict,
+    warn_without_frontier_middleware,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -150,11 +154,9 @@ class URLDupeFilter(BaseDupeFilter):
         self.logdupes = True
         self.new_urls = 0
         self.report = FilterReport(crawler, canonicalizer)
-        self._resuming: set[bytes] = set()
-        self._resumed: set[bytes] = set()
+        self.resumed = ResumedRequests(crawler, frontier) if frontier is not None else None
         self._last_checked: tuple[Request | None, str] = (None, "")
         self._last_rules: list[RuleKey] = []
-        self._pending_requests: list[bytes] = []
         self._opened = False
         self._state_dir: Path | None = None
         self._ready = False
@@ -261,34 +263,9 @@ class URLDupeFilter(BaseDupeFilter):
             self.crawler.signals.send_catch_log(
                 dedup_signals.url_dupefilter_opened, dupefilter=self
             )
-        if self.frontier is not None:
-            pending, queue_persisted = self.frontier.open()
-            if pending and not queue_persisted:
-                self._pending_requests = pending
-                self.crawler.signals.connect(
-                    self._schedule_unfinished, signal=scrapy_signals.spider_opened
-                )
+        if self.resumed is not None:
+            self.resumed.load()
         self._ready = True
-
-    def _schedule_unfinished(self, spider: Spider) -> None:
-        assert self.crawler.engine is not None
-        assert self.frontier is not None
-        logger.info(
-            "Scheduling again %(count)d requests that were scheduled but not "
-            "finished when the previous run stopped uncleanly",
-            {"count": len(self._pending_requests)},
-            extra={"spider": spider},
-        )
-        for serialized in self._pending_requests:
-            request = request_from_dict(pickle.loads(serialized), spider=spider)
-            self._resuming.add(request.meta[META_KEY])
-            self._resumed.add(request.meta[META_KEY])
-            settled_items = self.frontier.settled_items.get(request.meta[META_KEY])
-            if settled_items:
-                request.meta[META_ITEMS_SETTLED] = settled_items
-            self.crawler.engine.crawl(request)
-        self.stats.inc_value("dedup/url/resumed", len(self._pending_requests))
-        self._pending_requests = []
 
     def _spider_opened_now(self, spider: Spider) -> None:
         self._spider_opened = True
@@ -365,8 +342,7 @@ class URLDupeFilter(BaseDupeFilter):
         if not self._opened:
             self.open()
         key = self._key(request)
-        if key in self._resuming:
-            self._resuming.discard(key)
+        if self.resumed is not None and self.resumed.passes(key):
             self._add(key, request)  # its key may have missed the journal at the kill
             return False
         if self._is_redirect(request):
@@ -435,7 +411,7 @@ class URLDupeFilter(BaseDupeFilter):
             or not self.recheck_before_download
             or request.dont_filter
             or not self.learned.learner
-            or request.meta.get(META_KEY) in self._resumed
+            or (self.resumed is not None and self.resumed.resumed(request.meta.get(META_KEY)))
             or request.meta.get(META_TAKEN_BACK)
         ):
             return False
@@ -463,7 +439,7 @@ class URLDupeFilter(BaseDupeFilter):
         if not self._opened:
             self.open()
         key = self._key(request)
-        if key in self._resuming or self._is_redirect(request):
+        if (self.resumed is not None and self.resumed.waiting(key)) or self._is_redirect(request):
             return False
         if self._last_rules:  # what a learned rule filters is counted in request_seen
             request.meta[META_KEY] = key
@@ -578,17 +554,7 @@ class URLDupeFilter(BaseDupeFilter):
 
     def _warn_no_frontier_middleware(self, spider: Spider) -> None:
         assert self.frontier is not None
-        logger.warning(
-            "URL dedup records the requests it schedules in %(dir)s, so that a restart after "
-            "a kill crawls what was not finished; without crawler.middlewares."
-            "FrontierMiddleware a request counts as finished when its download ends, so a "
-            "kill can still lose the links of the pages being parsed at that moment. Enable "
-            'it with ADDONS = {"crawler.addon.DedupAddon": 0}, or add '
-            '"crawler.middlewares.FrontierMiddleware": 25 to SPIDER_MIDDLEWARES and '
-            "DOWNLOADER_MIDDLEWARES",
-            {"dir": self.frontier.journal.path.parent},
-            extra={"spider": spider},
-        )
+        warn_without_frontier_middleware(self.frontier, spider)
 
     def _response_received(self, response: Response, request: Request, spider: Spider) -> None:
         """Record the canonical URL a page declares as seen, when it only removes query
@@ -596,12 +562,7 @@ class URLDupeFilter(BaseDupeFilter):
         it would download what was just downloaded."""
         if request.method != "GET" or response.status != 200 or not self._opened:
             return
-        declared = canonical_links.from_link_headers(
-            [value.decode("latin-1") for value in response.headers.getlist(b"Link")],
-            response.url,
-        )
-        if declared is None and isinstance(response, HtmlResponse):
-            declared = canonical_links.from_html(response.body, response.url, response.encoding)
+        declared = canonical_links.declared_by(response)
         if declared is None:
             return
         target = self.canonicalize(declared)

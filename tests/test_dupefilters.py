@@ -370,7 +370,8 @@ def _resumed(dupefilter: URLDupeFilter) -> list[Request]:
             scheduled.append(request)
 
     dupefilter.crawler.engine = Engine()  # type: ignore[assignment]
-    dupefilter._schedule_unfinished(dupefilter.crawler.spider)
+    assert dupefilter.resumed is not None
+    dupefilter.resumed.schedule(dupefilter.crawler.spider)
     assert isinstance(dupefilter.frontier, Frontier)
     # resumed requests pass the filter once, then are duplicates again
     for request in scheduled:
@@ -387,7 +388,7 @@ def test_finished_crawl_resumes_nothing(tmp_path):
     first.close("finished")
     second = make_dupefilter(settings)
     second.open()
-    assert second._pending_requests == []
+    assert second.resumed.pending == []
 
 
 def schedule(dupefilter: URLDupeFilter, request: Request) -> None:
@@ -423,7 +424,7 @@ def test_a_start_request_is_recorded_as_seen(tmp_path, backend):
     resumed = make_dupefilter(settings)
     resumed.open()
     assert resumed.request_seen(Request("http://a.test/docs"))
-    assert resumed._pending_requests == []
+    assert resumed.resumed.pending == []
 
 
 def test_other_dont_filter_requests_are_not_recorded(backend):

@@ -279,7 +279,7 @@ def test_a_request_held_back_when_its_add_may_have_landed_is_resumed(redis_serve
 
     restarted = worker(redis_server, "redis", JOBDIR=jobdir)
     restarted.open()
-    resumed = [pickle.loads(serialized)["url"] for serialized in restarted._pending_requests]
+    resumed = [pickle.loads(serialized)["url"] for serialized in restarted.resumed.pending]
     assert resumed == ["http://a.test/held"]
     assert restarted.request_seen(Request("http://a.test/held"))  # its key is in Redis
     restarted.close("finished")

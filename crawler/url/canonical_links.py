@@ -13,7 +13,13 @@ and every parameter of the declared URL present in the page's URL with the same 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urljoin, urlsplit
+
+from scrapy.http import HtmlResponse
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
 
 #: How much of a body is searched for ``<link rel="canonical">``: the head of any page.
 HEAD_BYTES = 65_536
@@ -62,6 +68,18 @@ def from_html(body: bytes, base_url: str, encoding: str = "utf-8") -> str | None
         text = raw.decode(encoding, "replace").strip()
         return urljoin(base_url, text.replace("&amp;", "&")) if text else None
     return None
+
+
+def declared_by(response: Response) -> str | None:
+    """The canonical URL *response* declares, absolute: its ``Link`` headers' first, else
+    (an HTML page) its head's; ``None`` when it declares none."""
+    declared = from_link_headers(
+        [value.decode("latin-1") for value in response.headers.getlist(b"Link")],
+        response.url,
+    )
+    if declared is None and isinstance(response, HtmlResponse):
+        declared = from_html(response.body, response.url, response.encoding)
+    return declared
 
 
 def refusal(page: str, declared: str) -> str | None:

@@ -1,25 +1,31 @@
 """Crash-safe resume of a crawl whose request queue is its own: the frontier in the state
-directory (:class:`~crawler.url.frontier.Frontier`), Scrapy's own queue discarded after a
-kill, and requests serialized for the frontier's journal."""
+directory (:class:`~crawler.url.frontier.Frontier`), the requests it brings back at the next
+start (:class:`ResumedRequests`), Scrapy's own queue discarded after a kill, and requests
+serialized for the frontier's journal."""
 
 from __future__ import annotations
 
 import logging
+import pickle
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals as scrapy_signals
 from scrapy.utils.job import job_dir
+from scrapy.utils.request import request_from_dict
 
 from crawler.url.configuration import keeps_local_frontier, state_dir_from_settings
 from crawler.url.frontier import Frontier
-from crawler.url.request_meta import is_frontier_middleware
+from crawler.url.request_meta import META_ITEMS_SETTLED, META_KEY, is_frontier_middleware
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
 __all__ = [
+    "ResumedRequests",
     "discard_scheduler_queue",
     "frontier_middleware_enabled",
     "local_frontier",
@@ -97,3 +103,83 @@ def request_to_dict(request: Request, spider: Spider | None) -> dict[str, Any]:
         return request.to_dict()
     finally:
         request.callback, request.errback = callback, errback
+
+
+class ResumedRequests:
+    """The requests *frontier* holds as scheduled and never finished by the last run,
+    scheduled again once the spider opens (:meth:`load` reads them, unless the last run
+    stopped cleanly with Scrapy's queue saved: that queue holds them).
+
+    Each one's key passes the dupefilter once (:meth:`passes`): the key may be recorded as
+    seen by the run that was killed. Requests resumed are remembered (:meth:`resumed`), so
+    that nothing drops them later as a repeat of their own first attempt. A request whose
+    first items the frontier recorded as written carries their count
+    (:data:`~crawler.url.request_meta.META_ITEMS_SETTLED`): they are not passed on again.
+    """
+
+    def __init__(self, crawler: Crawler, frontier: Frontier) -> None:
+        self.crawler = crawler
+        self.frontier = frontier
+        #: serialized requests to schedule at spider open
+        self.pending: list[bytes] = []
+        self._passing: set[bytes] = set()
+        self._resumed: set[bytes] = set()
+
+    def load(self) -> None:
+        pending, queue_persisted = self.frontier.open()
+        if pending and not queue_persisted:
+            self.pending = pending
+            self.crawler.signals.connect(self.schedule, signal=scrapy_signals.spider_opened)
+
+    def passes(self, key: bytes) -> bool:
+        """Whether *key* is a resumed request's, met for the first time (then it passes)."""
+        if key not in self._passing:
+            return False
+        self._passing.discard(key)
+        return True
+
+    def waiting(self, key: bytes) -> bool:
+        """Whether *key* is a resumed request's, not yet met."""
+        return key in self._passing
+
+    def resumed(self, key: bytes | None) -> bool:
+        return key in self._resumed
+
+    def schedule(self, spider: Spider) -> None:
+        """Schedule the requests :meth:`load` read (at spider open)."""
+        engine = self.crawler.engine
+        assert engine is not None
+        logger.info(
+            "Scheduling again %(count)d requests that were scheduled but not "
+            "finished when the previous run stopped uncleanly",
+            {"count": len(self.pending)},
+            extra={"spider": spider},
+        )
+        for serialized in self.pending:
+            request = request_from_dict(pickle.loads(serialized), spider=spider)
+            key = request.meta[META_KEY]
+            self._passing.add(key)
+            self._resumed.add(key)
+            settled_items = self.frontier.settled_items.get(key)
+            if settled_items:
+                request.meta[META_ITEMS_SETTLED] = settled_items
+            engine.crawl(request)
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value("dedup/url/resumed", len(self.pending))
+        self.pending = []
+
+
+def warn_without_frontier_middleware(frontier: Frontier, spider: Spider) -> None:
+    """Say that without ``FrontierMiddleware`` a request counts as finished when its
+    download ends (see :func:`frontier_middleware_enabled`)."""
+    logger.warning(
+        "URL dedup records the requests it schedules in %(dir)s, so that a restart after "
+        "a kill crawls what was not finished; without crawler.middlewares."
+        "FrontierMiddleware a request counts as finished when its download ends, so a "
+        "kill can still lose the links of the pages being parsed at that moment. Enable "
+        'it with ADDONS = {"crawler.addon.DedupAddon": 0}, or add '
+        '"crawler.middlewares.FrontierMiddleware": 25 to SPIDER_MIDDLEWARES and '
+        "DOWNLOADER_MIDDLEWARES",
+        {"dir": frontier.journal.path.parent},
+        extra={"spider": spider},
+    )
