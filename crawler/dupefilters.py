@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import pickle
 from collections import Counter
 from functools import partial
 from pathlib import Path
@@ -26,7 +25,7 @@ from scrapy.utils.request import referer_str
 
 from crawler import defaults
 from crawler import signals as dedup_signals
-from crawler.closing import close_once_opened, close_spider
+from crawler.closing import SpiderCloser, close_once_opened
 from crawler.dupefilter_redis_faults import RedisFaultPolicy, Unchecked
 from crawler.dupefilter_report import FilterReport
 from crawler.redis.connection import (
@@ -65,11 +64,10 @@ from crawler.url.request_meta import (
     META_URL,
 )
 from crawler.url.resume import (
+    FrontierRecorder,
     ResumedRequests,
-    frontier_middleware_enabled,
     local_frontier,
-    request_to_dict,
-    warn_without_frontier_middleware,
+    request_to_dict,  # noqa: F401  (its path in earlier releases)
 )
 
 if TYPE_CHECKING:
@@ -162,26 +160,19 @@ class URLDupeFilter(BaseDupeFilter):
         self._ready = False
         self._closed = False
         self._spider_opened = False
-        self._closing_for_state = False
+        self._state_closer = SpiderCloser(crawler, "dedup_state_unwritable", logger)
         self._unchecked: Request | None = None
         self.redis_faults = RedisFaultPolicy(crawler, defaults.DEDUP_REDIS_ON_ERROR)
-        crawler.signals.connect(self._request_finished, signal=dedup_signals.request_finished)
-        crawler.signals.connect(
-            self._request_items_settled, signal=dedup_signals.request_items_settled
+        self.recorder = (
+            FrontierRecorder(crawler, frontier, self._state_unwritable)
+            if frontier is not None
+            else None
         )
         crawler.signals.connect(self._spider_opened_now, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(self._start_scheduled, signal=scrapy_signals.request_scheduled)
         if crawler.settings.getbool("DEDUP_URL_REL_CANONICAL", defaults.DEDUP_URL_REL_CANONICAL):
             crawler.signals.connect(
                 self._response_received, signal=scrapy_signals.response_received
-            )
-        if frontier is not None and not frontier_middleware_enabled(crawler.settings):
-            # nothing sends request_finished: a request is done once it leaves the downloader
-            crawler.signals.connect(
-                self._left_downloader, signal=scrapy_signals.request_left_downloader
-            )
-            crawler.signals.connect(
-                self._warn_no_frontier_middleware, signal=scrapy_signals.spider_opened
             )
 
     @classmethod
@@ -509,11 +500,8 @@ class URLDupeFilter(BaseDupeFilter):
         return True
 
     def _state_unwritable(self, error: OSError) -> None:
-        if self._closing_for_state:
-            return
-        self._closing_for_state = True
         settings = self.crawler.settings
-        logger.error(
+        self._state_closer.close(
             "Cannot write the dedup state in %(dir)s (%(setting)s): %(error)s; closing the "
             "spider. Requests met meanwhile are not crawled: a restart with room to write "
             "crawls them",
@@ -523,7 +511,6 @@ class URLDupeFilter(BaseDupeFilter):
                 "error": error,
             },
         )
-        close_spider(self.crawler, "dedup_state_unwritable")
 
     @staticmethod
     def _is_redirect(request: Request) -> bool:
@@ -534,27 +521,8 @@ class URLDupeFilter(BaseDupeFilter):
     def _record_scheduled(self, key: bytes, request: Request) -> None:
         request.meta[META_KEY] = key
         request.meta[META_URL] = request.url
-        if self.frontier is None:
-            return
-        try:
-            serialized = pickle.dumps(request_to_dict(request, self.crawler.spider), 4)
-        except (ValueError, TypeError, AttributeError, pickle.PicklingError) as exc:
-            self.stats.inc_value("dedup/url/unresumable")
-            logger.warning(
-                "Cannot record %(request)s for crash-safe resume (%(error)s): it "
-                "would be lost if the crawl were killed before it finishes",
-                {"request": request, "error": exc},
-                extra={"spider": self.crawler.spider},
-            )
-            return
-        self.frontier.scheduled(key, serialized)
-
-    def _left_downloader(self, request: Request, spider: Spider) -> None:
-        self._request_finished(request)
-
-    def _warn_no_frontier_middleware(self, spider: Spider) -> None:
-        assert self.frontier is not None
-        warn_without_frontier_middleware(self.frontier, spider)
+        if self.recorder is not None:
+            self.recorder.scheduled(key, request)
 
     def _response_received(self, response: Response, request: Request, spider: Spider) -> None:
         """Record the canonical URL a page declares as seen, when it only removes query
@@ -612,22 +580,6 @@ class URLDupeFilter(BaseDupeFilter):
         if added:
             self.new_urls += 1
             self.stats.inc_value(f"dedup/url/{what}_recorded")
-
-    def _request_finished(self, request: Request) -> None:
-        key = request.meta.get(META_KEY)
-        if self.frontier is not None and key is not None:
-            try:
-                self.frontier.finished(key)
-            except OSError as exc:  # left unfinished: a restart crawls it again
-                self._state_unwritable(exc)
-
-    def _request_items_settled(self, request: Request, items: int) -> None:
-        key = request.meta.get(META_KEY)
-        if self.frontier is not None and key is not None:
-            try:
-                self.frontier.items_settled(key, items)
-            except OSError as exc:  # items passed on again after a kill, as before
-                self._state_unwritable(exc)
 
     def log(self, request: Request, spider: Spider) -> None:
         if request is self._unchecked or request.meta.get(META_HELD):

@@ -123,11 +123,11 @@ def test_the_level_check_sees_an_import_from_above():
 LONG_MODULES = {
     # the demo site's pages and their variants, data more than code
     "crawler.demo.site": 1400,
-    # to split (issue 30): filtering, and the frontier's record of each request (its
-    # report, the Redis fault policy, the requests resumed and the canonical URL a page
-    # declares left: crawler.dupefilter_report, crawler.dupefilter_redis_faults,
-    # crawler.url.resume, crawler.url.canonical_links)
-    "crawler.dupefilters": 700,
+    # filtering, each way a request can meet the store (new, resumed, a redirect, a start
+    # request, a declared canonical URL, learned rules, Redis failing, a full disk); what
+    # serves them is elsewhere: crawler.dupefilter_report, crawler.dupefilter_redis_faults,
+    # crawler.url.resume, crawler.url.canonical_links, crawler.url.stores
+    "crawler.dupefilters": 650,
     # one detector: exact and near matches, both stages, the guards on each
     "crawler.content.neardup": 750,
     # the canonical form: one rule after the other, each with its doctests

@@ -15,16 +15,20 @@ from scrapy import signals as scrapy_signals
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
 
+from crawler import signals as dedup_signals
 from crawler.url.configuration import keeps_local_frontier, state_dir_from_settings
 from crawler.url.frontier import Frontier
 from crawler.url.request_meta import META_ITEMS_SETTLED, META_KEY, is_frontier_middleware
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
 __all__ = [
+    "FrontierRecorder",
     "ResumedRequests",
     "discard_scheduler_queue",
     "frontier_middleware_enabled",
@@ -167,6 +171,73 @@ class ResumedRequests:
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value("dedup/url/resumed", len(self.pending))
         self.pending = []
+
+
+class FrontierRecorder:
+    """What URL dedup writes in the crash-safe *frontier*: each request it schedules, then
+    that the request finished, or how many of its first items were written.
+
+    * a request that cannot be serialized (a callback that is no spider method) is
+      counted in ``dedup/url/unresumable`` and said once each: a kill would lose it;
+    * a request is finished when :data:`crawler.signals.request_finished` says so, or,
+      without ``FrontierMiddleware`` (said at spider open), once it leaves the downloader;
+    * a write the disk refuses while recording a request finished or its items is handed
+      to *unwritable* (the dupefilter closes the spider): the request stays unfinished,
+      and a restart crawls it again. :meth:`scheduled` raises it to its caller instead,
+      who holds the request back.
+    """
+
+    def __init__(
+        self, crawler: Crawler, frontier: Frontier, unwritable: Callable[[OSError], None]
+    ) -> None:
+        self.crawler = crawler
+        self.frontier = frontier
+        self.unwritable = unwritable
+        signals = crawler.signals
+        signals.connect(self.finished, signal=dedup_signals.request_finished)
+        signals.connect(self.items_settled, signal=dedup_signals.request_items_settled)
+        if not frontier_middleware_enabled(crawler.settings):
+            signals.connect(self._left_downloader, signal=scrapy_signals.request_left_downloader)
+            signals.connect(self._warn_without_middleware, signal=scrapy_signals.spider_opened)
+
+    def scheduled(self, key: bytes, request: Request) -> None:
+        try:
+            serialized = pickle.dumps(request_to_dict(request, self.crawler.spider), 4)
+        except (ValueError, TypeError, AttributeError, pickle.PicklingError) as exc:
+            assert self.crawler.stats is not None
+            self.crawler.stats.inc_value("dedup/url/unresumable")
+            logger.warning(
+                "Cannot record %(request)s for crash-safe resume (%(error)s): it "
+                "would be lost if the crawl were killed before it finishes",
+                {"request": request, "error": exc},
+                extra={"spider": self.crawler.spider},
+            )
+            return
+        self.frontier.scheduled(key, serialized)
+
+    def finished(self, request: Request) -> None:
+        key = request.meta.get(META_KEY)
+        if key is None:
+            return
+        try:
+            self.frontier.finished(key)
+        except OSError as exc:  # left unfinished: a restart crawls it again
+            self.unwritable(exc)
+
+    def items_settled(self, request: Request, items: int) -> None:
+        key = request.meta.get(META_KEY)
+        if key is None:
+            return
+        try:
+            self.frontier.items_settled(key, items)
+        except OSError as exc:  # items passed on again after a kill, as before
+            self.unwritable(exc)
+
+    def _left_downloader(self, request: Request, spider: Spider) -> None:
+        self.finished(request)
+
+    def _warn_without_middleware(self, spider: Spider) -> None:
+        warn_without_frontier_middleware(self.frontier, spider)
 
 
 def warn_without_frontier_middleware(frontier: Frontier, spider: Spider) -> None:
