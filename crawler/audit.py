@@ -14,15 +14,23 @@ dropped for its business key (``DEDUP_ITEM_KEY_FIELDS``).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from crawler import defaults
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
 
 URL_LEVEL = "url"
 CONTENT_LEVEL = "content"
 ITEM_LEVEL = "item"
+
+
+def audit_path_from_settings(settings: Any) -> Path | None:
+    """Where ``DEDUP_AUDIT_FILE`` asks for the audit file; ``None``: no audit file."""
+    audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
+    return Path(audit_file) if audit_file else None
 
 
 class AuditLog:

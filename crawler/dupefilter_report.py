@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scrapy import signals as scrapy_signals
 from scrapy.utils.request import referer_str
 
-from crawler import defaults
-from crawler.audit import URL_LEVEL, AuditLog
+from crawler.audit import URL_LEVEL, AuditLog, audit_path_from_settings
 from crawler.url.configuration import FILL_WARNING_RATIO
 
 if TYPE_CHECKING:
@@ -79,10 +77,10 @@ class FilterReport:
         form, the rules that changed it and the query parameters they removed."""
         if not self._audit_opened:
             self._audit_opened = True
-            path = self.crawler.settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
-            if not path:
+            path = audit_path_from_settings(self.crawler.settings)
+            if path is None:
                 return
-            self._audit = AuditLog(Path(path))
+            self._audit = AuditLog(path)
             self.crawler.signals.connect(self._audit.close, signal=scrapy_signals.spider_closed)
         if self._audit is None:
             return

@@ -18,7 +18,7 @@ from scrapy.utils.defer import deferred_from_coro
 
 from crawler import defaults
 from crawler import signals as dedup_signals
-from crawler.audit import ITEM_LEVEL, AuditLog
+from crawler.audit import ITEM_LEVEL, AuditLog, audit_path_from_settings
 from crawler.closing import SpiderCloser
 from crawler.content.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.logformatter import DuplicateItem
@@ -91,7 +91,6 @@ class ItemKeyPipeline:
             raise NotConfigured("DEDUP_ITEM_KEY_FIELDS is empty")
         if not all(isinstance(field, str) and field for field in fields):
             raise ValueError(f"DEDUP_ITEM_KEY_FIELDS={fields!r} must be a list of item field names")
-        audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
         seen = seen_store_from_settings(
             settings,
             getattr(crawler.spidercls, "name", ""),  # names Redis keys only
@@ -108,7 +107,7 @@ class ItemKeyPipeline:
                 if seen.shared
                 else defaults.DEDUP_REDIS_ON_ERROR
             ),
-            audit_path=Path(audit_file) if audit_file else None,
+            audit_path=audit_path_from_settings(settings),
         )
 
     def open_spider(self) -> None:

@@ -48,7 +48,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.asyncio import call_later
 
 from crawler import defaults, signals
-from crawler.content.item_pages import ItemPage, ItemPages, item_pages
+from crawler.content.item_pages import ItemPage, ItemPages, item_pages, page_fields_from_settings
 from crawler.url.configuration import check_url_state
 from crawler.url.request_meta import META_HELD, META_ITEMS_SETTLED, META_UNCHECKED
 
@@ -268,11 +268,7 @@ class ItemPageMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.pages = item_pages(crawler)
-        settings = crawler.settings
-        self.page_fields = (
-            settings.get("DEDUP_HTML_FIELD", defaults.DEDUP_HTML_FIELD),
-            settings.get("DEDUP_TEXT_FIELD", defaults.DEDUP_TEXT_FIELD),
-        )
+        self.page_fields = page_fields_from_settings(crawler.settings)
         signals.connect_item_left(crawler, self._item_left)
 
     @classmethod

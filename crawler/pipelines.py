@@ -24,7 +24,7 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 
 from crawler import defaults
 from crawler import signals as dedup_signals
-from crawler.audit import CONTENT_LEVEL, AuditLog
+from crawler.audit import CONTENT_LEVEL, AuditLog, audit_path_from_settings
 from crawler.closing import close_spider
 from crawler.content.configuration import (
     content_backend_from_settings,
@@ -36,7 +36,7 @@ from crawler.content.configuration import (
 )
 from crawler.content.held_items import HeldItems
 from crawler.content.index.redis import RedisContentIndex
-from crawler.content.item_pages import item_pages, item_text
+from crawler.content.item_pages import item_pages, item_text, page_fields_from_settings
 from crawler.content.neardup import NearDuplicateDetector, rejection_reason
 from crawler.content.page_fingerprinter import PageFingerprinter
 from crawler.content.pages import PageFingerprint
@@ -184,19 +184,19 @@ class NearDuplicatePipeline:
             detector.check_state_files(state_dir)
         if shared_index is not None:
             shared_index.open(detector.signature)
-        audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
+        html_field, text_field = page_fields_from_settings(settings)
         return cls(
             crawler,
             detector,
             action=settings.get("DEDUP_CONTENT_ACTION", defaults.DEDUP_CONTENT_ACTION),
-            html_field=settings.get("DEDUP_HTML_FIELD", defaults.DEDUP_HTML_FIELD),
-            text_field=settings.get("DEDUP_TEXT_FIELD", defaults.DEDUP_TEXT_FIELD),
+            html_field=html_field,
+            text_field=text_field,
             item_text_fields=settings.getlist(
                 "DEDUP_ITEM_TEXT_FIELDS", defaults.DEDUP_ITEM_TEXT_FIELDS
             ),
             keep_html=settings.getbool("DEDUP_KEEP_HTML", defaults.DEDUP_KEEP_HTML),
             max_page_bytes=settings.getint("DEDUP_MAX_PAGE_BYTES", defaults.DEDUP_MAX_PAGE_BYTES),
-            audit_path=Path(audit_file) if audit_file else None,
+            audit_path=audit_path_from_settings(settings),
             state_dir=state_dir,
             workers=workers_from_settings(settings),
             extract_timeout=extract_timeout_from_settings(settings),

@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from crawler import defaults
 from crawler.content.index import MAX_QUERY_DISTANCE
+from crawler.content.item_pages import page_fields_from_settings
 from crawler.content.neardup import NearDuplicateDetector
 from crawler.content.records import (
     DEFAULT_MAX_RECORD_BYTES,
@@ -228,7 +229,7 @@ class Command(ScrapyCommand):
         return RecordDeduplicator(
             detector,
             record_format=record_format,
-            text_field=opts.field or settings.get("DEDUP_TEXT_FIELD", defaults.DEDUP_TEXT_FIELD),
+            text_field=opts.field or page_fields_from_settings(settings)[1],
             min_repeats=None if opts.no_fold_repeats else opts.min_repeats,
             max_record_bytes=opts.max_record_bytes,
         )
