@@ -445,6 +445,36 @@ def test_worker_processes_start_with_the_spider_and_load_only_the_chosen_extract
     assert not workers()
 
 
+def test_a_worker_fingerprints_a_decoded_page_as_the_crawl_process_does(monkeypatch):
+    # the page crosses to the worker as UTF-8 bytes; non-ASCII letters and a lone
+    # surrogate (a str may hold one) come back as they were
+    first = "Caf\u00e9 cr\u00e8me \u2014 \u4e2d\u6587 \udc80 " + PARAGRAPHS[0]
+    html = page([first, *PARAGRAPHS[1:]])
+    sent: list = []
+    submit = crawler.content.page_fingerprinter.ProcessPoolExecutor.submit
+
+    def recorded(pool, function, *arguments, **options):
+        sent.append(arguments)
+        return submit(pool, function, *arguments, **options)
+
+    monkeypatch.setattr(crawler.content.page_fingerprinter.ProcessPoolExecutor, "submit", recorded)
+    in_process = make_pipeline({"DEDUP_CONTENT_WORKERS": 0}).fingerprinter
+    workers = make_pipeline({"DEDUP_CONTENT_WORKERS": 1})
+    try:
+        expected, _ = in_process.fingerprint("https://a.test/", None, html, None)
+        found, _ = workers.fingerprinter.fingerprint("https://a.test/", None, html, None)
+        given, _ = workers.fingerprinter.fingerprint("https://a.test/t", "Some text.", html, None)
+    finally:
+        workers.close_spider()
+    assert expected.fingerprint is not None
+    assert found == expected
+    assert given.fingerprint is not None
+    page_sent, text_sent = sent[-2][1:3], sent[-1][1:3]
+    assert page_sent[0].data == html.encode("utf-8", "surrogatepass")
+    assert page_sent[1] is None
+    assert text_sent == (None, "Some text.")
+
+
 def test_the_items_waiting_for_extraction_at_most_are_counted():
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
     process(pipeline, {"url": "https://a.test/alone", "html": page(PARAGRAPHS)})

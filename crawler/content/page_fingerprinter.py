@@ -25,6 +25,7 @@ from crawler import defaults
 from crawler.content.bodies import BodyCache, body_key
 from crawler.content.extraction_lane import ExtractionLane
 from crawler.content.pages import (
+    EncodedPage,
     PageFingerprint,
     fingerprint_page,
     fingerprint_page_within,
@@ -149,7 +150,8 @@ class PageFingerprinter:
         being, for another item: it is waited for, not fingerprinted again)."""
         if text is not None or not isinstance(html, (str, bytes)):
             return self._extract(url, text, html, encoding), False
-        key = body_key(html, encoding)
+        encoded = EncodedPage.of(html) if isinstance(html, str) else None
+        key = body_key(html if encoded is None else encoded.data, encoding)
         with self._bodies_lock:
             pending = self._bodies.get(key)
             owner = pending is None
@@ -159,7 +161,7 @@ class PageFingerprinter:
         if not owner:
             return pending.result(), True
         try:
-            page = self._extract(url, text, html, encoding)
+            page = self._extract(url, text, html, encoding, encoded)
         except BaseException as exc:
             with self._bodies_lock:
                 self._bodies.forget(key)
@@ -171,27 +173,35 @@ class PageFingerprinter:
         pending.set_result(page)
         return page, False
 
-    def _extract(self, url: str, text: Any, html: Any, encoding: str | None) -> PageFingerprint:
-        arguments = (
-            html if isinstance(html, (str, bytes)) else None,
-            text if isinstance(text, str) else None,
-        )
+    def _extract(
+        self,
+        url: str,
+        text: Any,
+        html: Any,
+        encoding: str | None,
+        encoded: EncodedPage | None = None,
+    ) -> PageFingerprint:
+        """*encoded*: *html* (a ``str``) as UTF-8, what a worker process is sent instead."""
+        text = text if isinstance(text, str) else None
+        # given text is fingerprinted as it is: the page is not needed
+        html = html if isinstance(html, (str, bytes)) and text is None else None
         options = {**self.options, "url": url or None, "encoding": encoding}
         if self._lane is not None and self._in_process(html if text is None else text):
             assert self._lane_thread is not None
             try:
-                page = self._lane_thread.submit(fingerprint_page, *arguments, **options).result()
+                page = self._lane_thread.submit(fingerprint_page, html, text, **options).result()
             finally:
                 self._lane.leave()
             self.stats.inc_value("dedup/extract/in_process")
             return page
+        sent = encoded if encoded is not None and html is not None else html
         for _ in range(MAX_EXTRACT_ATTEMPTS):
             processes = self.processes
             if processes is None:
-                return fingerprint_page(*arguments, **options)
+                return fingerprint_page(html, text, **options)
             try:
                 future = processes.submit(
-                    fingerprint_page_within, self.extract_timeout, *arguments, **options
+                    fingerprint_page_within, self.extract_timeout, sent, text, **options
                 )
                 page = self._result(future)
             except FuturesTimeoutError:

@@ -70,6 +70,28 @@ def fingerprint_page(
     )
 
 
+@dataclass(frozen=True)
+class EncodedPage:
+    """A page the crawl decoded already (a ``str``), carried to a worker process as its
+    UTF-8 bytes: the crawl process encodes it once, for its body key and the transfer
+    (pickling the ``str`` would encode it again, on the pool's feeder thread), and
+    :func:`fingerprint_page_within` decodes it back to the same ``str``, lone surrogates
+    included.
+
+    >>> EncodedPage.of("<p>caf\u00e9 \\udc80</p>").decoded() == "<p>caf\u00e9 \\udc80</p>"
+    True
+    """
+
+    data: bytes
+
+    @classmethod
+    def of(cls, page: str) -> EncodedPage:
+        return cls(page.encode("utf-8", "surrogatepass"))
+
+    def decoded(self) -> str:
+        return self.data.decode("utf-8", "surrogatepass")
+
+
 class _OutOfTime(BaseException):
     """Raised in a worker process by its timer, inside the page's extraction (not an
     :exc:`Exception`: the extractors catch those and go on)."""
@@ -80,14 +102,20 @@ def _out_of_time(signum: int, frame: object) -> None:
 
 
 def fingerprint_page_within(
-    seconds: float, html: str | bytes | None, text: str | None = None, **options: object
+    seconds: float,
+    html: str | bytes | EncodedPage | None,
+    text: str | None = None,
+    **options: object,
 ) -> PageFingerprint:
     """:func:`fingerprint_page`, given up after *seconds* of this process's work on it:
     status ``"timeout"``, no fingerprint. The time counts from when the page starts here,
     not from when it was queued. For the main thread of a worker process (the limit is a
     ``SIGALRM`` timer); ``0``: no limit. A signal cannot interrupt one long call into C
     code: the caller keeps a deadline of its own for a worker that never returns. A
-    timer the process had set already is set again for what is left of it."""
+    timer the process had set already is set again for what is left of it. An
+    :class:`EncodedPage` is decoded back to its ``str`` first."""
+    if isinstance(html, EncodedPage):
+        html = html.decoded()
     if seconds <= 0:
         return fingerprint_page(html, text, **options)  # type: ignore[arg-type]
     started = time.monotonic()
