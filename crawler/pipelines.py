@@ -24,7 +24,7 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 
 from crawler import defaults
 from crawler import signals as dedup_signals
-from crawler.audit import CONTENT_LEVEL, AuditLog, audit_path_from_settings
+from crawler.audit import audit_path_from_settings
 from crawler.closing import close_spider
 from crawler.content.configuration import (
     content_backend_from_settings,
@@ -37,7 +37,7 @@ from crawler.content.configuration import (
 from crawler.content.held_items import HeldItems
 from crawler.content.index.redis import RedisContentIndex
 from crawler.content.item_pages import item_pages, item_text, page_fields_from_settings
-from crawler.content.neardup import NearDuplicateDetector, rejection_reason
+from crawler.content.neardup import NearDuplicateDetector
 from crawler.content.page_fingerprinter import PageFingerprinter
 from crawler.content.pages import PageFingerprint
 from crawler.content.representatives import (
@@ -49,6 +49,7 @@ from crawler.content.representatives import (
 from crawler.item_key_pipeline import ItemKeyPipeline
 from crawler.logformatter import DuplicateItem
 from crawler.off_reactor import in_thread
+from crawler.pipeline_report import ContentReport
 from crawler.redis.connection import (
     RedisStartRefused,
     RedisUnavailable,
@@ -127,7 +128,6 @@ class NearDuplicatePipeline:
         self.max_page_bytes = max_page_bytes
         self.audit_path = audit_path
         self.state_dir = state_dir
-        self._audit: AuditLog | None = None
         self.hold_seconds = hold_seconds
         self._held = HeldItems()
         self._decisions_lock = threading.Lock()
@@ -151,18 +151,11 @@ class NearDuplicatePipeline:
         )
         self._locked = False
         self._state_warned = False
-        self.counts: dict[str, int] = {
-            "unique": 0,
-            "exact": 0,
-            "near": 0,
-            "no_text": 0,
-            "no_page": 0,
-            "unchecked": 0,
-            "rejected": 0,
-            "refetched": 0,
-            "timeout": 0,
-            "superseded": 0,
-        }
+        self.report = ContentReport(
+            crawler.stats, action=action, html_field=html_field, text_field=text_field
+        )
+        #: outcome -> items (the report's)
+        self.counts = self.report.counts
         self._redis_warned = False
 
     @classmethod
@@ -232,8 +225,7 @@ class NearDuplicatePipeline:
                 {"dir": self.state_dir, "count": len(self.detector)},
             )
         self.fingerprinter.open()
-        if self.audit_path is not None:
-            self._audit = AuditLog(self.audit_path)
+        self.report.open_audit(self.audit_path)
 
     def close_spider(self) -> None:
         self.fingerprinter.close()
@@ -248,8 +240,7 @@ class NearDuplicatePipeline:
         if self._locked and self.state_dir is not None:
             unlock_state_dir(self.state_dir)
             self._locked = False
-        if self._audit is not None:
-            self._audit.close()
+        self.report.close_audit()
         logger.info("%(summary)s", {"summary": self.summary()})
 
     async def process_item(self, item: Any) -> Any:
@@ -262,8 +253,8 @@ class NearDuplicatePipeline:
         redirected_from = source.redirected_from if source is not None else ()
         if text is None and html is None:
             if source is None:
-                self._count("no_page")
-                self._write_audit(url, "kept", "no_page", None, None)
+                self.report.count("no_page")
+                self.report.audit(url, "kept", "no_page", None, None)
                 return item
             url = url or source.key
             if source.body is not None:
@@ -283,8 +274,8 @@ class NearDuplicatePipeline:
                     self._decide, url, text, html, encoding
                 )
         except RedisUnavailable as exc:
-            self._count("unchecked")
-            self._write_audit(url, "kept", "unchecked", None, None)
+            self.report.count("unchecked")
+            self.report.audit(url, "kept", "unchecked", None, None)
             if not self._redis_warned:
                 self._redis_warned = True
                 logger.warning(
@@ -294,13 +285,13 @@ class NearDuplicatePipeline:
                 )
             return item
         except OSError as exc:
-            self._count("unchecked")
+            self.report.count("unchecked")
             self._state_unwritable(exc)
             return item
         self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
         if page.status == "timeout":
-            self._count("timeout")
-            self._write_audit(url, "kept", "timeout", None, None)
+            self.report.count("timeout")
+            self.report.audit(url, "kept", "timeout", None, None)
             return item
         if same_body:
             self.stats.inc_value("dedup/extract/same_body")
@@ -310,21 +301,21 @@ class NearDuplicatePipeline:
             if page.fallback:
                 self.stats.inc_value("dedup/extract/fallback")
         if decision is None or not decision.normalized_length:
-            self._count("no_text")
-            self._write_audit(url, "kept", "no_text", decision, None)
+            self.report.count("no_text")
+            self.report.audit(url, "kept", "no_text", decision, None)
             return item
         match = decision.match
         if decision.refetched:
-            self._count("refetched")
+            self.report.count("refetched")
             if decision.repeated:  # its item passed earlier in this crawl: not a second one
                 return self._refetched_in_crawl(item, url, decision)
         if match is None:
             if decision.refetched:  # kept in an earlier run (a recrawl after the TTL, a resume)
-                self._write_audit(url, "kept", "refetched", decision, None)
+                self.report.audit(url, "kept", "refetched", decision, None)
                 return item
             self._decided(url, url)
             if decision.rejected is not None:
-                self._count("rejected")
+                self.report.count("rejected")
             if redirected_from:
                 self._redirected_from[url] = redirected_from
             return await self._kept(item, url, declares, decision, "unique", size=_size(html, text))
@@ -341,11 +332,11 @@ class NearDuplicatePipeline:
             )
         if better not in STRONG_REASONS:
             better = None  # https, shorter: a preference between ordinary URLs, not a copy
-        self._count(match.kind)
+        self.report.count(match.kind)
         if match.stage == "second":
             self.stats.inc_value("dedup/content/second_stage")
         if self.action == "mark":
-            self._write_audit(url, "marked", match.kind, decision, match)
+            self.report.audit(url, "marked", match.kind, decision, match)
             adapter["duplicate_of"] = match.key
             adapter["distance"] = match.distance
             adapter["simhash"] = f"{decision.fingerprint:016x}"
@@ -353,7 +344,7 @@ class NearDuplicatePipeline:
             return item
         if better is not None:  # the first copy left the pipeline already: it stays kept
             self.stats.inc_value("dedup/content/better_copy_dropped")
-        self._write_audit(url, "dropped", match.kind, decision, match, better_copy=better)
+        self.report.audit(url, "dropped", match.kind, decision, match, better_copy=better)
         how = (
             "Hamming distance 0"
             if match.kind == "exact"
@@ -388,16 +379,16 @@ class NearDuplicatePipeline:
             self.stats.max_value("dedup/content/held_most", self._held.most)
             self.stats.max_value("dedup/content/held_bytes_most", self._held.most_bytes)
         if superseded is None:
-            self._count("unique")
-            self._write_audit(url, "kept", reason, decision, None, supersedes=supersedes)
+            self.report.count("unique")
+            self.report.audit(url, "kept", reason, decision, None, supersedes=supersedes)
             return item
         better, why = superseded
-        self._count("superseded")
+        self.report.count("superseded")
         if self.action == "mark":
-            self._write_audit(url, "marked", "superseded", decision, None, superseded_by=better)
+            self.report.audit(url, "marked", "superseded", decision, None, superseded_by=better)
             ItemAdapter(item)["duplicate_of"] = better
             return item
-        self._write_audit(url, "dropped", "superseded", decision, None, superseded_by=better)
+        self.report.audit(url, "dropped", "superseded", decision, None, superseded_by=better)
         raise DuplicateItem(
             f"A better copy of its page came while it was held ({why}): {better} instead of {url}",
             log_level="INFO",
@@ -453,11 +444,11 @@ class NearDuplicatePipeline:
         (a ``dont_filter`` request, a start page without the URL level)."""
         self.stats.inc_value("dedup/content/refetched_in_crawl")
         if self.action == "mark":
-            self._write_audit(url, "marked", "refetched", decision, None)
+            self.report.audit(url, "marked", "refetched", decision, None)
             adapter = ItemAdapter(item)
             adapter["duplicate_of"], adapter["distance"] = url, 0
             return item
-        self._write_audit(url, "dropped", "refetched", decision, None)
+        self.report.audit(url, "dropped", "refetched", decision, None)
         raise DuplicateItem(f"Fetched again in this crawl, the same text: {url}", log_level="INFO")
 
     def _decided(self, url: str, content_key: str) -> None:
@@ -521,84 +512,8 @@ class NearDuplicatePipeline:
         encoding = adapter.get("encoding")
         return encoding if isinstance(encoding, str) else None
 
-    def _count(self, outcome: str) -> None:
-        self.counts[outcome] += 1
-        self.stats.inc_value(f"dedup/content/{outcome}")
-
-    def _write_audit(
-        self,
-        url: str,
-        decision_name: str,
-        reason: str,
-        decision: Decision | None,
-        match: Any,
-        *,
-        better_copy: str | None = None,
-        superseded_by: str | None = None,
-        supersedes: str | None = None,
-    ) -> None:
-        if self._audit is None:
-            return
-        record: dict[str, Any] = {
-            "level": CONTENT_LEVEL,
-            "url": url,
-            "decision": decision_name,
-            "reason": reason,
-            "matched_url": match.key if match else None,
-            "distance": match.distance if match else None,
-            "simhash": f"{decision.fingerprint:016x}" if decision else None,
-            "matched_simhash": f"{match.fingerprint:016x}" if match else None,
-            "text_length": decision.normalized_length if decision else 0,
-            "threshold": decision.threshold if decision else None,
-            "stage": match.stage if match else None,
-            "similarity": match.similarity if match else None,
-        }
-        if decision is not None and decision.rejected is not None:
-            # kept although a first- or second-stage candidate came close: both figures
-            record["rejected_url"] = decision.rejected.key
-            record["rejected_distance"] = decision.rejected.distance
-            record["rejected_similarity"] = decision.rejected.similarity
-            record["rejected_because"] = rejection_reason(decision.rejected)
-        if better_copy is not None:  # dropped although it is the better copy (see _better_copy)
-            record["better_copy"] = better_copy
-        if superseded_by is not None:
-            record["superseded_by"] = superseded_by
-        if supersedes is not None:  # the earlier copy, exported already ("mark")
-            record["supersedes"] = supersedes
-        self._audit.write(record)
-
     def summary(self) -> str:
-        counts = self.counts
-        dropped_or_marked = "marked" if self.action == "mark" else "dropped"
-        return (
-            f"Content dedup: {counts['exact'] + counts['near']} items {dropped_or_marked} "
-            f"(exact: {counts['exact']}, near: {counts['near']}), {counts['unique']} unique, "
-            f"{counts['no_text']} without text"
-            + (
-                f", {counts['rejected']} kept although a fingerprint came close (verification)"
-                if counts["rejected"]
-                else ""
-            )
-            + (f", {counts['refetched']} fetched again" if counts["refetched"] else "")
-            + (
-                f", {counts['superseded']} superseded by a better copy of their page"
-                if counts["superseded"]
-                else ""
-            )
-            + (
-                f", {counts['timeout']} unchecked (extraction too slow)"
-                if counts["timeout"]
-                else ""
-            )
-            + (f", {counts['unchecked']} unchecked (Redis away)" if counts["unchecked"] else "")
-            + (
-                f", {counts['no_page']} unchecked without a page: give items a "
-                f"{self.html_field!r} field (DEDUP_HTML_FIELD) or a {self.text_field!r} "
-                "field (DEDUP_TEXT_FIELD), or enable crawler.middlewares.ItemPageMiddleware"
-                if counts["no_page"]
-                else ""
-            )
-        )
+        return self.report.summary()
 
 
 def _size(html: Any, text: Any) -> int:

@@ -138,8 +138,10 @@ LONG_MODULES = {
     "crawler.content.index.memory": 650,
     # the Redis connection and its fault policy (retries, budget, signature)
     "crawler.redis.connection": 650,
-    # two pipelines' worth of decisions: to split with the content pipeline's hold
-    "crawler.pipelines": 650,
+    # one pipeline's decisions (unique, a copy, a better copy, held, fetched again), each
+    # with its outcome; the work is its collaborators': crawler.pipeline_report,
+    # crawler.content.page_fingerprinter, crawler.content.held_items, .representatives
+    "crawler.pipelines": 550,
     # the shared seen store's Lua scripts and their callers
     "crawler.url.stores.redis": 550,
     "crawler.content.index.redis": 550,
