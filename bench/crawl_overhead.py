@@ -37,6 +37,11 @@ What the numbers mean, and what the script promises about them:
   dropped, and the reactor's lag: how
   late a 10 ms timer fires while the crawl runs (median, p99, max). Ratios are against
   *off* in the same run.
+* **Where the content level's CPU goes.** For each crawl with both levels, its CPU a page
+  over the *url* crawl (or *off*), split into the extractor's and the fingerprints' own
+  time (the pipeline's ``dedup/extract/*_cpu_seconds`` stats: the CPU time of the thread
+  that did the work, in a worker or in the crawl process) and the rest: handing pages to
+  the workers and back, threads, the index, the pipeline's own steps, the workers' start.
 """
 
 from __future__ import annotations
@@ -201,6 +206,9 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         "items": stats.get("item_scraped_count", 0),
         "dropped": stats.get("item_dropped_count", 0),
         "same_body": stats.get("dedup/extract/same_body", 0),
+        # the content level's own measures of its work (CPU seconds of the threads that did it)
+        "extractor_cpu_seconds": stats.get("dedup/extract/extractor_cpu_seconds", 0.0),
+        "fingerprints_cpu_seconds": stats.get("dedup/extract/fingerprints_cpu_seconds", 0.0),
         # every process of the machine, the page server's included, while the crawl ran
         "machine_busy_cores": (machine[1][0] - machine[0][0]) / (times["end"] - times["start"]),
         "machine_idle_cores": (machine[1][1] - machine[0][1]) / (times["end"] - times["start"]),
@@ -434,6 +442,36 @@ def report(
             f"{max(lags) if lags else 0:.1f} |"
         )
     print(f"\n{every_wall_time(results)}")
+    print(where_the_content_level_spends(best))
+
+
+def where_the_content_level_spends(best: dict[str, dict[str, Any]]) -> str:
+    """A table: for each crawl with the content level, its CPU ms a page over the crawl
+    with the URL level alone (or over *off*), split into the extractor's, the
+    fingerprints' and the rest: handing pages over and back, threads, the index, the
+    pipeline's own steps (what issue 32 calls coordination)."""
+    base_name = "url" if "url" in best else "off"
+    base = best[base_name]
+    base_ms = 1000 * base["cpu_seconds"] / max(base["pages"], 1)
+    rows = [
+        "\nWhere the content level's CPU goes, ms a page (all pages downloaded), over the "
+        f"*{base_name}* crawl; the extractor's and the fingerprints' own time as the threads "
+        "that did the work measured it (`dedup/extract/*_cpu_seconds`):\n",
+        "| crawl | over the base | extractor | fingerprints | the rest |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, run in best.items():
+        if not name.startswith("both"):
+            continue
+        pages = max(run["pages"], 1)
+        over = 1000 * run["cpu_seconds"] / pages - base_ms
+        extractor = 1000 * run.get("extractor_cpu_seconds", 0.0) / pages
+        fingerprints = 1000 * run.get("fingerprints_cpu_seconds", 0.0) / pages
+        rows.append(
+            f"| {name} | {over:+.2f} | {extractor:.2f} | {fingerprints:.2f} "
+            f"| {over - extractor - fingerprints:.2f} |"
+        )
+    return "\n".join(rows)
 
 
 def every_wall_time(results: dict[str, list[dict[str, Any]]]) -> str:

@@ -69,7 +69,13 @@ def stats(pipeline: NearDuplicatePipeline) -> dict:
         if name.startswith("dedup/")
         # how long and where: not outcomes
         and name
-        not in ("dedup/content/seconds", "dedup/extract/backlog_max", "dedup/extract/in_process")
+        not in (
+            "dedup/content/seconds",
+            "dedup/extract/backlog_max",
+            "dedup/extract/in_process",
+            "dedup/extract/extractor_cpu_seconds",
+            "dedup/extract/fingerprints_cpu_seconds",
+        )
     }
 
 
@@ -467,12 +473,34 @@ def test_a_worker_fingerprints_a_decoded_page_as_the_crawl_process_does(monkeypa
     finally:
         workers.close_spider()
     assert expected.fingerprint is not None
-    assert found == expected
+    assert (found.status, found.fingerprint) == (expected.status, expected.fingerprint)
     assert given.fingerprint is not None
     page_sent, text_sent = sent[-2][1:3], sent[-1][1:3]
     assert page_sent[0].data == html.encode("utf-8", "surrogatepass")
     assert page_sent[1] is None
     assert text_sent == (None, "Some text.")
+
+
+def test_the_cpu_time_of_extraction_and_fingerprints_is_counted_apart():
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
+    html = page(PARAGRAPHS)
+    process(pipeline, {"url": "https://a.test/one", "html": html})
+    counted = pipeline.crawler.stats.get_stats()
+    extractor = counted["dedup/extract/extractor_cpu_seconds"]
+    fingerprints = counted["dedup/extract/fingerprints_cpu_seconds"]
+    assert extractor > 0 and fingerprints > 0
+    # the same body again is not extracted: nothing more is counted
+    with pytest.raises(DropItem):
+        process(pipeline, {"url": "https://a.test/two", "html": html})
+    counted = pipeline.crawler.stats.get_stats()
+    assert counted["dedup/extract/same_body"] == 1
+    assert counted["dedup/extract/extractor_cpu_seconds"] == extractor
+    assert counted["dedup/extract/fingerprints_cpu_seconds"] == fingerprints
+    # given text is not extracted: only its fingerprints cost
+    process(pipeline, {"url": "https://a.test/three", "text": "Another text. " * 40})
+    counted = pipeline.crawler.stats.get_stats()
+    assert counted["dedup/extract/extractor_cpu_seconds"] - extractor < 0.001
+    assert counted["dedup/extract/fingerprints_cpu_seconds"] > fingerprints
 
 
 def test_the_items_waiting_for_extraction_at_most_are_counted():

@@ -27,11 +27,16 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PageFingerprint:
     """``status`` is the extraction's (``"ok"`` for given text); ``fingerprint``
-    is ``None`` when the page has no text; ``fallback``: the other extractor's text."""
+    is ``None`` when the page has no text; ``fallback``: the other extractor's text;
+    ``extract_cpu`` and ``fingerprint_cpu``: the CPU seconds the thread that did the work
+    spent extracting the main text (decoding included) and computing its fingerprints, so
+    that what the content level costs around them is known."""
 
     status: str
     fingerprint: TextFingerprint | None
     fallback: bool = False
+    extract_cpu: float = 0.0
+    fingerprint_cpu: float = 0.0
 
 
 def fingerprint_page(
@@ -55,18 +60,24 @@ def fingerprint_page(
     'binary'
     """
     status, page_chars, fallback = "ok", 0, False
+    started = time.thread_time()
     if text is None:
         extraction = extract(html, url, encoding=encoding, max_bytes=max_bytes, extractor=extractor)
         status, text, page_chars = extraction.status, extraction.text, extraction.page_chars
         fallback = extraction.fallback
+    extracted = time.thread_time()
     if not isinstance(text, str) or not text.strip():
-        return PageFingerprint(status, None, fallback)
+        return PageFingerprint(status, None, fallback, extracted - started)
     if len(text) > max_bytes:
         # text given in the item, as long as the extraction would have cut a page
         status, text = "truncated", text[:max_bytes]
     text_fingerprint = fingerprint_text(text, fold_repeats=fold_repeats, min_repeats=min_repeats)
     return PageFingerprint(
-        status, replace(text_fingerprint, page_size=page_size_class(page_chars)), fallback
+        status,
+        replace(text_fingerprint, page_size=page_size_class(page_chars)),
+        fallback,
+        extracted - started,
+        time.thread_time() - extracted,
     )
 
 
