@@ -460,9 +460,10 @@ def where_the_content_level_spends(best: dict[str, dict[str, Any]]) -> str:
         "| crawl | over the base | extractor | fingerprints | the rest |",
         "|---|---:|---:|---:|---:|",
     ]
-    for name, run in best.items():
-        if not name.startswith("both"):
-            continue
+    content_crawls = {name: run for name, run in best.items() if name.startswith("both")}
+    if not content_crawls:
+        return ""
+    for name, run in content_crawls.items():
         pages = max(run["pages"], 1)
         over = 1000 * run["cpu_seconds"] / pages - base_ms
         extractor = 1000 * run.get("extractor_cpu_seconds", 0.0) / pages

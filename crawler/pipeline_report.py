@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
     from crawler.content.neardup import Decision, Match
 
-#: Every outcome an item of the content level can have, in the summary's terms.
+#: What the content level counts of its items (``dedup/content/<name>``); an item may count
+#: in two (a kept item whose candidate the verification rejected: ``unique`` and
+#: ``rejected``).
 OUTCOMES = (
     "unique",
     "exact",

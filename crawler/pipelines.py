@@ -296,8 +296,8 @@ class NearDuplicatePipeline:
         if same_body:
             self.stats.inc_value("dedup/extract/same_body")
         else:
-            self.stats.inc_value("dedup/extract/extractor_cpu_seconds", page.extract_cpu)  # type: ignore[arg-type]
-            self.stats.inc_value("dedup/extract/fingerprints_cpu_seconds", page.fingerprint_cpu)  # type: ignore[arg-type]
+            self.stats.inc_value("dedup/extract/extractor_cpu_seconds", page.extractor_cpu)  # type: ignore[arg-type]
+            self.stats.inc_value("dedup/extract/fingerprints_cpu_seconds", page.fingerprints_cpu)  # type: ignore[arg-type]
             if page.status != "ok":
                 self.stats.inc_value(f"dedup/extract/{page.status}")
             if page.fallback:

@@ -28,6 +28,8 @@ def body_key(body: str | bytes, encoding: str | None) -> bytes:
     """
     hasher = xxhash.xxh3_128()
     hasher.update((encoding or "").encode("ascii", "replace") + b"\0")
+    # a str as crawler.content.pages.EncodedPage encodes it: the same key for the page and
+    # its encoded form
     hasher.update(body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body)
     return hasher.digest()
 

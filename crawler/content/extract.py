@@ -433,7 +433,7 @@ def _auto_text(page: str, url: str | None) -> tuple[str, int]:
 
 
 def _fast_trafilatura_text(page: str, url: str | None) -> tuple[str, int]:
-    # "auto" counts the page's text with resiliparse
+    """trafilatura's text for ``"auto"``, which counts the page with resiliparse (``0`` here)."""
     return _trafilatura_text(page, url, AUTO_TRAFILATURA_OPTIONS, count_page=False)
 
 

@@ -148,6 +148,7 @@ class PageFingerprinter:
     ) -> tuple[PageFingerprint, bool]:
         """The page's fingerprints, and whether its body was fingerprinted before (or is
         being, for another item: it is waited for, not fingerprinted again)."""
+        text = text if isinstance(text, str) else None
         if text is not None or not isinstance(html, (str, bytes)):
             return self._extract(url, text, html, encoding), False
         encoded = EncodedPage.of(html) if isinstance(html, str) else None
@@ -159,6 +160,7 @@ class PageFingerprinter:
                 pending = Future()
                 self._bodies.put(key, pending)
         if not owner:
+            del encoded  # a page-sized copy, not held while this thread waits
             return pending.result(), True
         try:
             page = self._extract(url, text, html, encoding, encoded)
@@ -194,7 +196,7 @@ class PageFingerprinter:
                 self._lane.leave()
             self.stats.inc_value("dedup/extract/in_process")
             return page
-        sent = encoded if encoded is not None and html is not None else html
+        sent = encoded if encoded is not None else html
         for _ in range(MAX_EXTRACT_ATTEMPTS):
             processes = self.processes
             if processes is None:

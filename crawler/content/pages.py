@@ -13,7 +13,7 @@ import threading
 import time
 import types
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from crawler.content.extract import Extractor, extract, load_extractor
@@ -28,19 +28,43 @@ if TYPE_CHECKING:
 class PageFingerprint:
     """``status`` is the extraction's (``"ok"`` for given text); ``fingerprint``
     is ``None`` when the page has no text; ``fallback``: the other extractor's text;
-    ``extract_cpu`` and ``fingerprint_cpu``: the CPU seconds the thread that did the work
-    spent extracting the main text (decoding included) and computing its fingerprints, so
-    that what the content level costs around them is known."""
+    ``extractor_cpu`` and ``fingerprints_cpu``: the CPU seconds the thread that did the work
+    spent extracting the main text (decoding the page included) and computing its
+    fingerprints, so that what the content level costs around them is known (``0`` for a
+    page given up: ``"timeout"``). They are not part of equality: two results of one page
+    are equal."""
 
     status: str
     fingerprint: TextFingerprint | None
     fallback: bool = False
-    extract_cpu: float = 0.0
-    fingerprint_cpu: float = 0.0
+    extractor_cpu: float = field(default=0.0, compare=False)
+    fingerprints_cpu: float = field(default=0.0, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedPage:
+    """A page the crawl decoded already (a ``str``), carried to a worker process as its
+    UTF-8 bytes: the crawl process encodes it once, for its body key and the transfer
+    (pickling the ``str`` would encode it again, on the pool's feeder thread), and
+    :func:`fingerprint_page` decodes it back to the same ``str``, lone surrogates
+    included.
+
+    >>> EncodedPage.of("<p>caf\u00e9 \\udc80</p>").decoded() == "<p>caf\u00e9 \\udc80</p>"
+    True
+    """
+
+    data: bytes
+
+    @classmethod
+    def of(cls, page: str) -> EncodedPage:
+        return cls(page.encode("utf-8", "surrogatepass"))
+
+    def decoded(self) -> str:
+        return self.data.decode("utf-8", "surrogatepass")
 
 
 def fingerprint_page(
-    html: str | bytes | None,
+    html: str | bytes | EncodedPage | None,
     text: str | None = None,
     *,
     url: str | None = None,
@@ -61,13 +85,15 @@ def fingerprint_page(
     """
     status, page_chars, fallback = "ok", 0, False
     started = time.thread_time()
+    if isinstance(html, EncodedPage):
+        html = html.decoded()
     if text is None:
         extraction = extract(html, url, encoding=encoding, max_bytes=max_bytes, extractor=extractor)
         status, text, page_chars = extraction.status, extraction.text, extraction.page_chars
         fallback = extraction.fallback
     extracted = time.thread_time()
     if not isinstance(text, str) or not text.strip():
-        return PageFingerprint(status, None, fallback, extracted - started)
+        return PageFingerprint(status, None, fallback, extractor_cpu=extracted - started)
     if len(text) > max_bytes:
         # text given in the item, as long as the extraction would have cut a page
         status, text = "truncated", text[:max_bytes]
@@ -76,31 +102,9 @@ def fingerprint_page(
         status,
         replace(text_fingerprint, page_size=page_size_class(page_chars)),
         fallback,
-        extracted - started,
-        time.thread_time() - extracted,
+        extractor_cpu=extracted - started,
+        fingerprints_cpu=time.thread_time() - extracted,
     )
-
-
-@dataclass(frozen=True)
-class EncodedPage:
-    """A page the crawl decoded already (a ``str``), carried to a worker process as its
-    UTF-8 bytes: the crawl process encodes it once, for its body key and the transfer
-    (pickling the ``str`` would encode it again, on the pool's feeder thread), and
-    :func:`fingerprint_page_within` decodes it back to the same ``str``, lone surrogates
-    included.
-
-    >>> EncodedPage.of("<p>caf\u00e9 \\udc80</p>").decoded() == "<p>caf\u00e9 \\udc80</p>"
-    True
-    """
-
-    data: bytes
-
-    @classmethod
-    def of(cls, page: str) -> EncodedPage:
-        return cls(page.encode("utf-8", "surrogatepass"))
-
-    def decoded(self) -> str:
-        return self.data.decode("utf-8", "surrogatepass")
 
 
 class _OutOfTime(BaseException):
@@ -123,10 +127,7 @@ def fingerprint_page_within(
     not from when it was queued. For the main thread of a worker process (the limit is a
     ``SIGALRM`` timer); ``0``: no limit. A signal cannot interrupt one long call into C
     code: the caller keeps a deadline of its own for a worker that never returns. A
-    timer the process had set already is set again for what is left of it. An
-    :class:`EncodedPage` is decoded back to its ``str`` first."""
-    if isinstance(html, EncodedPage):
-        html = html.decoded()
+    timer the process had set already is set again for what is left of it."""
     if seconds <= 0:
         return fingerprint_page(html, text, **options)  # type: ignore[arg-type]
     started = time.monotonic()
