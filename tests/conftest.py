@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from crawler.demo.site import build_site
+from crawler.demo.site import LISTING_PAGE_SIZE, build_site
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -51,8 +51,10 @@ class DemoSiteProcess:
         seed: int = 7,
         host_name: str = "localhost",
         site: str = "articles",
+        listing_size: int = LISTING_PAGE_SIZE,
     ) -> None:
         self.site = site
+        self.listing_size = listing_size
         self.articles = articles
         self.seed = seed
         self.host_name = host_name
@@ -76,6 +78,8 @@ class DemoSiteProcess:
             self.host_name,
             "--site",
             self.site,
+            "--listing-size",
+            str(self.listing_size),
         ]
         self.process = subprocess.Popen(
             command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True, env=_child_env()
@@ -121,7 +125,9 @@ class DemoSiteProcess:
 
     def model(self) -> DemoSite:
         """The same site, built in this process, with the server's port in absolute links."""
-        return build_demo_model(self.port, articles=self.articles, seed=self.seed)
+        return build_demo_model(
+            self.port, articles=self.articles, seed=self.seed, listing_size=self.listing_size
+        )
 
 
 def _child_env() -> dict[str, str]:
@@ -130,9 +136,13 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def build_demo_model(port: int, articles: int = 24, seed: int = 7) -> DemoSite:
+def build_demo_model(
+    port: int, articles: int = 24, seed: int = 7, listing_size: int = LISTING_PAGE_SIZE
+) -> DemoSite:
     """Build the demo site model the server serves, for computing expectations in tests."""
-    return build_site(host="localhost", port=port, articles=articles, seed=seed)
+    return build_site(
+        host="localhost", port=port, articles=articles, seed=seed, listing_size=listing_size
+    )
 
 
 @pytest.fixture(scope="session")

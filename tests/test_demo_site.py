@@ -526,6 +526,21 @@ def test_listing_pages_are_a_chronological_index(site: DemoSite) -> None:
         assert [a.published for a in listed] == sorted((a.published for a in listed), reverse=True)
 
 
+@pytest.mark.parametrize(("listing_size", "pages"), [(20, [20, 4]), (24, [24]), (1, [1] * 24)])
+def test_a_listing_page_holds_listing_size_stories(listing_size: int, pages: list[int]) -> None:
+    site = build_site(articles=24, listing_size=listing_size)
+    teasers = [
+        site.resolve(listing).body.decode().count('class="teaser">')
+        for listing in site.listing_pages
+    ]
+    assert teasers == pages
+
+
+def test_a_listing_size_below_one_names_the_argument() -> None:
+    with pytest.raises(ValueError, match="listing_size must be at least 1, got 0"):
+        build_site(listing_size=0)
+
+
 def test_listing_pages_share_boilerplate_but_list_different_articles(site: DemoSite) -> None:
     """What an extractor keeps of the index pages: the same intro and entry shape on
     every page, and on each page the opening sentences of other articles."""

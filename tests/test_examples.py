@@ -13,13 +13,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import REPO_ROOT, _child_env
+from tests.conftest import REPO_ROOT, DemoSiteProcess, _child_env
 from tests.crawls.test_crawl import resource_of
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
-
-    from tests.conftest import DemoSiteProcess
 
 EXAMPLE = REPO_ROOT / "examples" / "news"
 
@@ -144,3 +143,29 @@ def test_an_item_with_neither_page_nor_text_is_counted_and_named_at_close(
     site = demo_site_server.model()
     stories = Counter(item["title"] for item in items if "body" in item)
     assert stories == Counter(article.title for article in site.articles)  # each one once
+
+
+@pytest.fixture(scope="module")
+def long_listing_site() -> Iterator[DemoSiteProcess]:
+    """The demo site with 20 stories on a listing page: page 1 lists 20, page 2 the last 4."""
+    server = DemoSiteProcess(listing_size=20)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_listing_page_yielding_20_items_keeps_all_20(
+    long_listing_site: DemoSiteProcess, tmp_path: Path
+) -> None:
+    """The 20 teasers of one listing page share their page, its boilerplate and the shape of
+    their text: the content level checks them on their own fields, and none is a copy of
+    another."""
+    completed, items = crawl_the_example(long_listing_site, tmp_path, "stories")
+    site = long_listing_site.model()
+    first_page = [article.title for article in site.articles if article.listing_page == 1]
+    assert len(first_page) == 20
+    teasers = Counter(item["headline"] for item in items if "headline" in item)
+    assert teasers == Counter(article.title for article in site.articles)  # each once
+    assert f"'dedup/content/from_item_fields': {len(site.articles)}" in completed.stderr

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from crawler.demo.param_site import ParamSite
-from crawler.demo.site import build_site
+from crawler.demo.site import LISTING_PAGE_SIZE, build_site
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -110,6 +110,7 @@ class DemoHTTPServer(ThreadingHTTPServer):
         host_name: str = "localhost",
         verbose: bool = False,
         site: str = "articles",
+        listing_size: int = LISTING_PAGE_SIZE,
     ) -> None:
         super().__init__((BIND_ADDRESS, port), DemoRequestHandler)
         self.site: DemoSite | ParamSite
@@ -130,6 +131,7 @@ class DemoHTTPServer(ThreadingHTTPServer):
                 articles=articles,
                 seed=seed,
                 copies_first=site == "copies-first",
+                listing_size=listing_size,
             )
         self.hits = HitCounter()
         self.verbose = verbose
@@ -234,8 +236,10 @@ class DemoServer:
         port: int = 0,
         verbose: bool = False,
         site: str = "articles",
+        listing_size: int = LISTING_PAGE_SIZE,
     ) -> None:
         self.site_kind = site
+        self.listing_size = listing_size
         self.articles = articles
         self.seed = seed
         self.host_name = host_name
@@ -258,6 +262,7 @@ class DemoServer:
             host_name=self.host_name,
             verbose=self.verbose,
             site=self.site_kind,
+            listing_size=self.listing_size,
         )
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -329,6 +334,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--articles", type=int, default=24, help="number of articles")
     parser.add_argument("--seed", type=int, default=7, help="seed of the generated text")
     parser.add_argument(
+        "--listing-size",
+        type=int,
+        default=LISTING_PAGE_SIZE,
+        help="articles on each listing page of the demo site",
+    )
+    parser.add_argument(
         "--host-name", default="localhost", help="host name written in absolute links"
     )
     parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
@@ -366,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port,
         verbose=args.verbose,
         site=args.site,
+        listing_size=args.listing_size,
     )
     url = server.start()
     try:

@@ -115,6 +115,7 @@ class Article:
     section: str
     paragraphs: tuple[str, ...]
     comments: int
+    listing_size: int = LISTING_PAGE_SIZE
 
     @property
     def path(self) -> str:
@@ -124,7 +125,7 @@ class Article:
     @property
     def listing_page(self) -> int:
         """The number of the listing page (``/articles?page=N``) that lists this article."""
-        return self.index // LISTING_PAGE_SIZE + 1
+        return self.index // self.listing_size + 1
 
     @property
     def word_count(self) -> int:
@@ -328,7 +329,7 @@ class DemoSite:
         They share their boilerplate and the shape of every entry, but list different
         articles: distinct documents, not copies of each other.
         """
-        count = -(-len(self.articles) // LISTING_PAGE_SIZE)
+        count = max(article.listing_page for article in self.articles)
         return tuple(_listing_path(number) for number in range(1, count + 1))
 
     @property
@@ -746,7 +747,7 @@ def _slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def _make_articles(count: int, seed: int) -> tuple[Article, ...]:
+def _make_articles(count: int, seed: int, listing_size: int) -> tuple[Article, ...]:
     sections = list(TOPICS)
     articles: list[Article] = []
     slugs = {"deleted-story"}
@@ -770,6 +771,7 @@ def _make_articles(count: int, seed: int) -> tuple[Article, ...]:
                 section=section,
                 paragraphs=tuple(_prose(rng, topic_words, rng.randint(300, 520))),
                 comments=rng.randint(0, 48),
+                listing_size=listing_size,
             )
         )
         published -= timedelta(days=rng.randint(1, 4))
@@ -900,11 +902,19 @@ def _copy_paths(article: Article) -> list[str]:
 class _SiteBuilder:
     """Generates every page of the site from the article count and the seed."""
 
-    def __init__(self, article_count: int, seed: int, *, copies_first: bool = False) -> None:
+    def __init__(
+        self,
+        article_count: int,
+        seed: int,
+        *,
+        copies_first: bool = False,
+        listing_size: int = LISTING_PAGE_SIZE,
+    ) -> None:
         self.seed = seed
         self.copies_first = copies_first
-        self.articles = _make_articles(article_count, seed)
-        self.listing_pages = -(-article_count // LISTING_PAGE_SIZE)
+        self.listing_size = listing_size
+        self.articles = _make_articles(article_count, seed, listing_size)
+        self.listing_pages = -(-article_count // listing_size)
         self.pages: dict[str, _Page] = {}
         self.near_duplicates: dict[str, str] = {}
         self.redirects = {"/docs": "/docs/", "/guides": "/guides/", "/old-home": "/"}
@@ -1032,7 +1042,7 @@ class _SiteBuilder:
                     body += ["<li>", _link(path, f"{article.title} ({path})"), "</li>\n"]
             body.append("</ul>\n")
         body.append("<h2>Featured</h2>\n<ul>\n")
-        for article in self.articles[:LISTING_PAGE_SIZE]:
+        for article in self.articles[: self.listing_size]:
             body += ["<li>", _link(article.path, article.title), "</li>\n"]
         newsletter, trending, sponsored = self.article(3), self.article(4), self.article(5)
         body += [
@@ -1053,15 +1063,16 @@ class _SiteBuilder:
         self.full_page("/", "Home", body)
 
     def add_listing(self, number: int) -> None:
-        """A page of the chronological index: six entries, each a headline linking to the
-        article, its date, author and opening sentence, and the same boilerplate on every page."""
-        first = (number - 1) * LISTING_PAGE_SIZE
-        listed = self.articles[first : first + LISTING_PAGE_SIZE]
+        """A page of the chronological index: ``listing_size`` entries, each a headline
+        linking to the article, its date, author and opening sentence, and the same
+        boilerplate on every page."""
+        first = (number - 1) * self.listing_size
+        listed = self.articles[first : first + self.listing_size]
         title = f"All articles, page {number} of {self.listing_pages}"
         body: list[_Chunk] = [
             f"<h1>{title}</h1>\n"
             f'<p class="intro">Every story published in {SITE_NAME}, newest first, '
-            f"{LISTING_PAGE_SIZE} to a page. Each entry gives the headline, the date, the author "
+            f"{self.listing_size} to a page. Each entry gives the headline, the date, the author "
             "and the opening sentence; follow Read more for the whole story.</p>\n"
             f'<p class="range">Stories {first + 1} to {first + len(listed)} of '
             f"{len(self.articles)}, published from {_day_month_year(listed[-1].published)} "
@@ -1108,8 +1119,8 @@ class _SiteBuilder:
 
     def related_link(self, article: Article) -> list[_Chunk]:
         """A link to the next article listed on the same listing page, if there is one."""
-        first = (article.listing_page - 1) * LISTING_PAGE_SIZE
-        group = self.articles[first : first + LISTING_PAGE_SIZE]
+        first = (article.listing_page - 1) * self.listing_size
+        group = self.articles[first : first + self.listing_size]
         if len(group) < 2:
             return []
         related = group[(article.index - first + 1) % len(group)]
@@ -1355,14 +1366,16 @@ def build_site(
     seed: int = 7,
     *,
     copies_first: bool = False,
+    listing_size: int = LISTING_PAGE_SIZE,
 ) -> DemoSite:
     """Generate the demo site.
 
     - The same arguments always give the same site, byte for byte, in any process.
     - ``host`` and ``port`` only appear in absolute hrefs; set ``site.port`` later when the real
       port is known only after binding.
-    - ``articles`` (at least 1) is the number of articles; listing pages hold 6 each, newest
-      first, and only page N links to page N+1.
+    - ``articles`` (at least 1) is the number of articles; listing pages hold
+      ``listing_size`` (at least 1; 6 by default) each, newest first, and only page N links to
+      page N+1.
     - ``copies_first``: the home page also links every printer-friendly, mirrored and
       lightweight copy, so that a crawl meets most copies before their articles.
 
@@ -1372,4 +1385,7 @@ def build_site(
     """
     if articles < 1:
         raise ValueError(f"articles must be at least 1, got {articles!r}")
-    return _SiteBuilder(articles, seed, copies_first=copies_first).build(host, port)
+    if listing_size < 1:
+        raise ValueError(f"listing_size must be at least 1, got {listing_size!r}")
+    builder = _SiteBuilder(articles, seed, copies_first=copies_first, listing_size=listing_size)
+    return builder.build(host, port)
