@@ -19,6 +19,10 @@ Usage (from the repository root)::
 * **A tree served twice.** ``--site params-prefix`` with ``--prefix-products`` products (36:
   96 resources, a small site): the shop served again under ``/v2/``, linked from the pages'
   footers; each mode crawled once, and the path rules learned.
+* **A parameter that changes some pages only.** ``--site params-tabs`` and
+  ``--site params-tabs-rare``: ``?tab=reviews`` on every product page, showing the reviews of
+  one product in 10 or in 50 and the page itself elsewhere; ``--tabs-runs`` crawls each,
+  learning, and the pages each never downloaded (a rule that hid them and was not retracted).
 * **Cost of learning.** For each parameter, how many downloads of URLs carrying it each
   crawl made, against the fixed rules' spending on the same parameter; and of those, the
   downloads before its rule was learned (from the crawl's log: what learning it cost; the
@@ -38,12 +42,15 @@ import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from machine import machine_facts
 
 from crawler.demo.param_site import IRRELEVANT_PARAMS, ParamSite
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODES: dict[str, list[str]] = {
@@ -54,6 +61,8 @@ MODES: dict[str, list[str]] = {
 LEARNED = re.compile(
     r"Learned URL rule \S+ (\?\w+|/\S+): (\d+) pages .*?after (\d+) downloads of URLs with it"
 )
+#: The sites with a `tab` parameter, by how rarely it changes a page.
+TABS_SITES = {10: "params-tabs", 50: "params-tabs-rare"}
 RETRACTED = re.compile(r"Retracted learned URL rule \S+ (\?\w+|/\S+):")
 
 
@@ -99,10 +108,13 @@ def _carries_unknown_parameter(link: str) -> bool:
     )
 
 
-def crawl(url: str, mode: str) -> dict[str, Any]:
+def crawl(url: str, mode: str, settings: Sequence[str] = ()) -> dict[str, Any]:
     control(url, "reset")
     command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"url={url}"]
     command += ["-s", "LOG_LEVEL=INFO", *MODES[mode]]
+    if mode != "stock":
+        for setting in settings:
+            command += ["-s", setting]
     started = time.perf_counter()
     completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
     seconds = time.perf_counter() - started
@@ -129,13 +141,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="crawls of each mode")
     parser.add_argument("--json", type=Path, help="write the raw numbers here")
     parser.add_argument(
-        "--tabs-runs", type=int, default=3, help="crawls of the site with a `tab` parameter"
+        "--tabs-runs",
+        type=int,
+        default=3,
+        help="crawls of each site with a `tab` parameter (one page in 10, one in 50)",
     )
     parser.add_argument(
         "--prefix-products",
         type=int,
         default=36,
         help="products of the shop served again under /v2/ (0: skip it)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting of the add-on's crawls (e.g. DEDUP_URL_LEARN_VERIFY_FIRST=10)",
     )
     args = parser.parse_args(argv)
     began = time.perf_counter()
@@ -149,24 +171,27 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             random.shuffle(order)
             for mode in order:
-                runs[mode].append(crawl(url, mode))
+                runs[mode].append(crawl(url, mode, args.set))
     finally:
         server.terminate()
         server.wait()
-    # the hard case: a parameter that changes one page in ten
-    tabs_server, tabs_url = start_server(args.products, args.seed, "params-tabs")
-    try:
-        tabs_runs = [crawl(tabs_url, "learning") for _ in range(args.tabs_runs)]
-    finally:
-        tabs_server.terminate()
-        tabs_server.wait()
-    tabs_resources = ParamSite(products=args.products, seed=args.seed, tabs=True).resources
+    # the hard cases: a parameter that changes one page in ten, one in fifty
+    tabs_runs: dict[int, list[dict[str, Any]]] = {}
+    for every, site in TABS_SITES.items():
+        tabs_server, tabs_url = start_server(args.products, args.seed, site)
+        try:
+            tabs_runs[every] = [
+                crawl(tabs_url, "learning", args.set) for _ in range(args.tabs_runs)
+            ]
+        finally:
+            tabs_server.terminate()
+            tabs_server.wait()
     prefix_runs: dict[str, dict[str, Any]] = {}
     if args.prefix_products:
         prefix_server, prefix_url = start_server(args.prefix_products, args.seed, "params-prefix")
         try:
             for mode in random.sample(list(MODES), len(MODES)):
-                prefix_runs[mode] = crawl(prefix_url, mode)
+                prefix_runs[mode] = crawl(prefix_url, mode, args.set)
         finally:
             prefix_server.terminate()
             prefix_server.wait()
@@ -203,19 +228,29 @@ def main(argv: list[str] | None = None) -> int:
         counts = [runs[mode][0]["by_parameter"].get(name, 0) for mode in MODES]
         pages, spent = learned.get(name, ("not learned", ""))
         print(f"| `{name}` | " + " | ".join(map(str, counts)) + f" | {pages} | {spent} |")
-    print(
-        "\nWith `?tab=reviews` on every product page (`--site params-tabs`: it shows the "
-        "reviews of one product in ten, the description of the others), learning, "
-        f"{args.tabs_runs} crawls:\n"
-    )
-    print("| crawl | downloads a resource | pages never downloaded | `tab` |")
-    print("|---|---:|---:|---|")
-    for number, run in enumerate(tabs_runs, 1):
-        missing = len(tabs_resources - set(run["resources_downloaded"]))
-        tab = "learned" if "?tab" in run["learned"] else "not learned"
-        if "?tab" in run["retracted"]:
-            tab = "learned, then retracted"
-        print(f"| {number} | {run['downloads'] / len(tabs_resources):.3f} | {missing} | {tab} |")
+    for every, site in TABS_SITES.items():
+        tabs_resources = ParamSite(
+            products=args.products, seed=args.seed, tabs=True, reviewed_every=every
+        ).resources
+        print(
+            f"\nWith `?tab=reviews` on every product page (`--site {site}`: it shows the "
+            f"reviews of one product in {every}, the description of the others), learning, "
+            f"{args.tabs_runs} crawls:\n"
+        )
+        print("| crawl | downloads a resource | pages never downloaded | `tab` |")
+        print("|---|---:|---:|---|")
+        for number, run in enumerate(tabs_runs[every], 1):
+            missing = len(tabs_resources - set(run["resources_downloaded"]))
+            tab = "learned" if "?tab" in run["learned"] else "not learned"
+            if "?tab" in run["retracted"]:
+                tab = "learned, then retracted"
+            print(
+                f"| {number} | {run['downloads'] / len(tabs_resources):.3f} | {missing} | {tab} |"
+            )
+        lost = sum(
+            1 for run in tabs_runs[every] if tabs_resources - set(run["resources_downloaded"])
+        )
+        print(f"\nCrawls that lost a page: {lost} of {len(tabs_runs[every])}.")
     if prefix_runs:
         print(
             f"\nThe shop with {args.prefix_products} products ({len(prefix_resources)} "
@@ -245,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         raw = {
             "resources": len(resources),
             "runs": runs,
-            "tabs_runs": tabs_runs,
+            "tabs_runs": {f"one page in {every}": runs for every, runs in tabs_runs.items()},
             "prefix_runs": prefix_runs,
         }
         args.json.write_text(json.dumps(raw, indent=2))

@@ -10,7 +10,8 @@ site is in :data:`crawler.url.tracking_params.DEFAULT_STRIP_PARAMS`.
 Serve it with ``python -m crawler.demo.server --site params``; ``--site params-relevant``
 serves it with only the parameters that change the page in its links; ``--site params-tabs``
 adds ``?tab=reviews`` to every product page, which changes one product page in ten (a
-parameter that a few pages confirm as irrelevant, and that is not); ``--site params-prefix``
+parameter that a few pages confirm as irrelevant, and that is not), ``--site params-tabs-rare``
+one in fifty; ``--site params-prefix``
 also serves the whole shop again under :data:`SECOND_PREFIX` (``/v2/...``, whose pages link
 to ``/v2/...``), linked from every page's footer, as a site keeps an old version of its tree.
 """
@@ -43,7 +44,7 @@ IRRELEVANT_PARAMS = {
 #: only: a product with reviews shows them at ``?tab=reviews``, one without shows its
 #: description there.
 RELEVANT_PARAMS = ("page", "sort", "id", "q", "lang", "tab")
-#: One product in this many has reviews (the first ones).
+#: One product in this many has reviews (the first ones), by default.
 REVIEWED_EVERY = 10
 
 #: With ``second_prefix``: the first path segment under which the whole site is served again.
@@ -162,10 +163,14 @@ class ParamSite:
         *,
         irrelevant_links: bool = True,
         tabs: bool = False,
+        reviewed_every: int = REVIEWED_EVERY,
         second_prefix: bool = False,
     ):
+        if reviewed_every < 1:
+            raise ValueError(f"reviewed_every must be at least 1, got {reviewed_every!r}")
         self.irrelevant_links = irrelevant_links
         self.tabs = tabs
+        self.reviewed_every = reviewed_every
         self.second_prefix = second_prefix
         self.host = host
         self.port = port
@@ -390,7 +395,7 @@ class ParamSite:
 
     @property
     def reviewed(self) -> frozenset[Product]:
-        return frozenset(self.products[: len(self.products) // REVIEWED_EVERY])
+        return frozenset(self.products[: len(self.products) // self.reviewed_every])
 
     def _reviews(self, product: Product) -> str:
         rng = random.Random(product.index * 104729 + self._rng_seed)

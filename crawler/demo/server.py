@@ -30,7 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from crawler.demo.param_site import ParamSite
+from crawler.demo.param_site import REVIEWED_EVERY, ParamSite
 from crawler.demo.site import LISTING_PAGE_SIZE, build_site
 
 if TYPE_CHECKING:
@@ -121,7 +121,8 @@ class DemoHTTPServer(ThreadingHTTPServer):
                 products=articles,
                 seed=seed,
                 irrelevant_links=site != "params-relevant",
-                tabs=site == "params-tabs",
+                tabs=site.startswith("params-tabs"),
+                reviewed_every=50 if site == "params-tabs-rare" else REVIEWED_EVERY,
                 second_prefix=site == "params-prefix",
             )
         else:
@@ -351,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
             "params",
             "params-relevant",
             "params-tabs",
+            "params-tabs-rare",
             "params-prefix",
         ),
         default="articles",

@@ -39,7 +39,7 @@ from crawler.state.persistence import (
     write_snapshot,
 )
 from crawler.url.dimensions import path_body_ids
-from crawler.url.hidden_requests import HIDDEN_NAME, HiddenRequests
+from crawler.url.hidden_requests import HIDDEN_NAME, MAX_HIDDEN_REQUESTS, HiddenRequests
 from crawler.url.learning import (
     COLLECTING,
     LEARNED,
@@ -212,6 +212,8 @@ class LearnedRules:
         self.signature = signature
         #: requests each rule filtered: given back if it is retracted
         self.hidden = HiddenRequests()
+        #: URLs downloaded to verify a rule in this crawl: each is verified once
+        self._verified: set[str] = set()
         self.hidden_path = state_dir / HIDDEN_NAME if state_dir is not None else None
         crawler.signals.connect(self._content_decided, signal=dedup_signals.content_decided)
         crawler.signals.connect(self._response_received, signal=scrapy_signals.response_received)
@@ -349,9 +351,12 @@ class LearnedRules:
     def filter(self, request: Request, keys: list[RuleKey]) -> bool:
         """Whether *request*, whose URL *keys* rewrote to one seen before, is to be
         filtered: ``False`` for one in ``DEDUP_URL_LEARN_VERIFY_EVERY``, downloaded to
-        check that the rules still hold. A URL met again counts once."""
+        check that the rules still hold. A URL met again counts once, whether the rule hid
+        it or it was downloaded to verify the rule: one in N of the distinct pages a rule
+        hides is verified, not one in N links (a page linked from many pages would take
+        the verifications, and be downloaded each time)."""
         url = self.canonicalize(request.url)
-        if self.hidden.holds(keys[0], url):
+        if self.hidden.holds(keys[0], url) or url in self._verified:
             return True
         if self.learner.filtered(keys):
             self.stats.inc_value("dedup/url/learned/filtered")
@@ -360,6 +365,8 @@ class LearnedRules:
                     self.stats.inc_value("dedup/url/learned/not_held")
             return True
         self.stats.inc_value("dedup/url/learned/verified")
+        if len(self._verified) < MAX_HIDDEN_REQUESTS:
+            self._verified.add(url)
         return False
 
     # Evidence

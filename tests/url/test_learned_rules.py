@@ -12,6 +12,7 @@ import time
 
 import pytest
 from scrapy import Request, Spider
+from scrapy.settings import Settings
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
@@ -22,6 +23,7 @@ from crawler.url.learned_rules import (
     SNAPSHOT_NAME,
     SharedRules,
     describe_rule,
+    learner_from_settings,
     read_saved_rules,
 )
 from crawler.url.learning import LearnedRule, RuleKey
@@ -212,12 +214,14 @@ def test_workers_sharing_redis_learn_and_apply_the_same_rules(shop, redis_server
 def test_a_rule_retracted_gives_back_the_requests_it_filtered(demo_site_process_factory):
     """``tab`` changes one product page in ten: the other pages confirm it changes nothing,
     a crawl may learn it before a page with reviews says otherwise. One request at a time
-    makes the order, and so the outcome, the same in every run: with one filtered request
-    in ten verified, the rule is learned, then retracted by a verification download."""
+    makes the order, and so the outcome, the same in every run: with one distinct URL in
+    three that the rule filters verified, the rule is learned, then retracted by a
+    verification download (one in five misses the six products with reviews in this
+    order)."""
     server = demo_site_process_factory(site="params-tabs", articles=60)
     log = crawl(
         server,
-        *("-s", "CONCURRENT_REQUESTS=1", "-s", "DEDUP_URL_LEARN_VERIFY_EVERY=10"),
+        *("-s", "CONCURRENT_REQUESTS=1", "-s", "DEDUP_URL_LEARN_VERIFY_EVERY=3"),
         *("-s", "DEDUP_CONTENT_WORKERS=0"),
     )
 
@@ -277,6 +281,22 @@ def test_the_urls_a_rule_hid_are_counted_once_each_and_inspected():
     rule = dupefilter.learned.learner.rules[RuleKey("s.example", "param", "ref")]
     described = describe_rule(rule)
     assert (described["requests_filtered"], described["downloaded_to_verify"]) == (3, 1)
+    dupefilter.close("finished")
+
+
+def test_a_url_downloaded_to_verify_a_rule_is_verified_once_however_often_linked():
+    """One in N distinct pages a rule hides is verified: a page linked from every page
+    would otherwise take the verifications, and be downloaded again each time."""
+    crawler, dupefilter = filter_with_a_learned_rule(DEDUP_URL_LEARN_VERIFY_EVERY=2)
+    for page in ("d", "e"):
+        assert not dupefilter.request_seen(Request(f"http://s.example/{page}"))
+    links = ["d?ref=nav", "d?ref=side", "d?ref=side", "d?ref=side", "e?ref=nav", "e?ref=top"]
+    seen = [dupefilter.request_seen(Request(f"http://s.example/{link}")) for link in links]
+    # d?ref=side verifies the rule once; e?ref=top, the fourth distinct URL, next
+    assert seen == [True, False, True, True, True, False]
+    assert crawler.stats.get_value("dedup/url/learned/verified") == 2
+    rule = dupefilter.learned.learner.rules[RuleKey("s.example", "param", "ref")]
+    assert (rule.filtered, rule.verified) == (4, 2)
     dupefilter.close("finished")
 
 
@@ -379,3 +399,38 @@ def test_by_hand_as_the_readme_says_downloads_what_the_add_on_downloads(
             downloads[how].append(hits["total"] / len(resources(shop)))
     add_on, by_hand = (sum(runs) / len(runs) for runs in downloads.values())
     assert abs(by_hand - add_on) <= 0.05 * add_on, downloads
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("DEDUP_URL_LEARN_MIN_EVIDENCE", 0),
+        ("DEDUP_URL_LEARN_VERIFY_EVERY", -1),
+    ],
+)
+def test_a_bad_learning_setting_is_named(setting, value):
+    with pytest.raises(ValueError, match=f"^{setting}={value}: "):
+        learner_from_settings(Settings({setting: value}))
+
+
+def test_the_learning_settings_reach_the_learner():
+    learner = learner_from_settings(
+        Settings({"DEDUP_URL_LEARN_VERIFY_EVERY": 7, "DEDUP_URL_LEARN_MIN_EVIDENCE": 4})
+    )
+    assert learner is not None
+    assert (learner.verify_every, learner.min_evidence) == (7, 4)
+
+
+@pytest.mark.parametrize(("every", "reviewed"), [(10, 60), (50, 12)])
+def test_the_tabs_sites_review_one_product_in_ten_or_in_fifty(every, reviewed):
+    site = ParamSite(products=600, tabs=True, reviewed_every=every)
+    reviews = {resource for resource in site.resources if resource.endswith("?tab=reviews")}
+    assert len(reviews) == len(site.reviewed) == reviewed
+    product = next(iter(site.reviewed))
+    own = site.resolve(f"/products/{product.slug}").body
+    assert site.resolve(f"/products/{product.slug}?tab=reviews").body != own
+
+
+def test_a_tabs_site_needs_a_positive_share():
+    with pytest.raises(ValueError, match="reviewed_every must be at least 1, got 0"):
+        ParamSite(tabs=True, reviewed_every=0)
