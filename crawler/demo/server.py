@@ -5,16 +5,21 @@ Run it as a process::
     python -m crawler.demo.server [--port 0] [--articles 24] [--host-name localhost] [--site params]
 
 ``--site params`` serves the shop of :mod:`crawler.demo.param_site` instead (its
-parameters are known to no list; ``--articles`` is then its number of products).
+parameters are known to no list; ``--articles`` is then its number of products);
+``--site recrawl`` the site of :mod:`crawler.demo.recrawl_site`, which changes between crawls
+(``--articles`` pages). A page served with validators (``ETag``, ``Last-Modified``) answers a
+conditional GET whose validators match with ``304 Not Modified``.
 
 It prints one line, ``READY http://localhost:PORT/``, once it serves, then serves until SIGTERM
 or SIGINT. Or run it in-process with :class:`DemoServer`.
 
-Two control endpoints, never linked from the site and never counted:
+Control endpoints, never linked from the site and never counted:
 
 - ``/__demo/hits``: JSON ``{"total": n, "by_target": {...}, "by_resource": {...},
   "by_host": {...}, "by_status": {...}}``;
-- ``/__demo/reset``: zero the counters (GET or POST); answers with the zeroed counts.
+- ``/__demo/reset``: zero the counters (GET or POST); answers with the zeroed counts;
+- ``/__demo/advance`` (``--site recrawl`` only): the site's next round; answers with the paths
+  changed, added and removed.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from crawler.demo.param_site import REVIEWED_EVERY, ParamSite
-from crawler.demo.site import LISTING_PAGE_SIZE, build_site
+from crawler.demo.recrawl_site import RecrawlSite, not_modified
+from crawler.demo.site import LISTING_PAGE_SIZE, Resolution, build_site
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -44,6 +50,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CONTROL_PREFIX = "/__demo/"
+#: The headers a ``304 Not Modified`` repeats.
+VALIDATORS = ("ETag", "Last-Modified")
 BIND_ADDRESS = "127.0.0.1"
 
 
@@ -113,8 +121,10 @@ class DemoHTTPServer(ThreadingHTTPServer):
         listing_size: int = LISTING_PAGE_SIZE,
     ) -> None:
         super().__init__((BIND_ADDRESS, port), DemoRequestHandler)
-        self.site: DemoSite | ParamSite
-        if site.startswith("params"):
+        self.site: DemoSite | ParamSite | RecrawlSite
+        if site == "recrawl":
+            self.site = RecrawlSite(articles, seed, host_name, self.server_address[1])
+        elif site.startswith("params"):
             self.site = ParamSite(
                 host_name,
                 self.server_address[1],
@@ -178,6 +188,10 @@ class DemoRequestHandler(BaseHTTPRequestHandler):
             self._control(send_body)
             return
         resolution = self.server.site.resolve(target)
+        if not_modified(resolution, self.headers):
+            headers = resolution.headers
+            kept = {name: headers[name] for name in VALIDATORS if name in headers}
+            resolution = Resolution(304, kept, b"", resolution.resource_id)
         self.server.hits.record(
             self.path, resolution.resource_id, self.headers.get("Host", ""), resolution.status
         )
@@ -190,6 +204,8 @@ class DemoRequestHandler(BaseHTTPRequestHandler):
         elif endpoint == "reset":
             self.server.hits.reset()
             status, payload = 200, self.server.hits.snapshot()
+        elif endpoint == "advance" and isinstance(self.server.site, RecrawlSite):
+            status, payload = 200, self.server.site.advance()
         else:
             status, payload = 404, {"error": f"unknown control endpoint {endpoint!r}"}
         body = json.dumps(payload, sort_keys=True).encode("utf-8")
@@ -291,7 +307,7 @@ class DemoServer:
         return self._server
 
     @property
-    def site(self) -> DemoSite | ParamSite:
+    def site(self) -> DemoSite | ParamSite | RecrawlSite:
         """The site being served (its ``port`` is the bound port)."""
         return self._running.site
 
@@ -354,10 +370,12 @@ def main(argv: list[str] | None = None) -> int:
             "params-tabs",
             "params-tabs-rare",
             "params-prefix",
+            "recrawl",
         ),
         default="articles",
-        help="the demo site (copies-first: its home page links every copy of an article), or "
-        "a shop whose parameters no list knows",
+        help="the demo site (copies-first: its home page links every copy of an article), "
+        "a shop whose parameters no list knows, or a site that changes between crawls "
+        "(recrawl: GET /__demo/advance moves it to its next round)",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(
