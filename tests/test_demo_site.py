@@ -623,6 +623,7 @@ def test_server_reset_zeroes_counts(server: DemoSiteProcess) -> None:
     server.reset()
     assert server.hits() == {
         "total": 0,
+        "body_bytes": 0,
         "by_target": {},
         "by_resource": {},
         "by_host": {},

@@ -15,8 +15,8 @@ or SIGINT. Or run it in-process with :class:`DemoServer`.
 
 Control endpoints, never linked from the site and never counted:
 
-- ``/__demo/hits``: JSON ``{"total": n, "by_target": {...}, "by_resource": {...},
-  "by_host": {...}, "by_status": {...}}``;
+- ``/__demo/hits``: JSON ``{"total": n, "body_bytes": n, "by_target": {...},
+  "by_resource": {...}, "by_host": {...}, "by_status": {...}}``;
 - ``/__demo/reset``: zero the counters (GET or POST); answers with the zeroed counts;
 - ``/__demo/advance`` (``--site recrawl`` only): the site's next round; answers with the paths
   changed, added and removed.
@@ -59,21 +59,26 @@ class HitCounter:
     """Thread-safe request counts.
 
     Counts every request by its raw target (path and query as received), by the resource it
-    was served (redirects and 404s have none), by ``Host`` header spelling and by status.
+    was served (redirects and 404s have none), by ``Host`` header spelling and by status, and
+    the bytes of the bodies sent.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._total = 0
+        self._body_bytes = 0
         self._by_target: Counter[str] = Counter()
         self._by_resource: Counter[str] = Counter()
         self._by_host: Counter[str] = Counter()
         self._by_status: Counter[str] = Counter()
 
-    def record(self, target: str, resource_id: str | None, host: str, status: int) -> None:
-        """Count one request."""
+    def record(
+        self, target: str, resource_id: str | None, host: str, status: int, body_bytes: int = 0
+    ) -> None:
+        """Count one request, answered with a body of *body_bytes*."""
         with self._lock:
             self._total += 1
+            self._body_bytes += body_bytes
             self._by_target[target] += 1
             if resource_id is not None:
                 self._by_resource[resource_id] += 1
@@ -85,6 +90,7 @@ class HitCounter:
         with self._lock:
             return {
                 "total": self._total,
+                "body_bytes": self._body_bytes,
                 "by_target": dict(self._by_target),
                 "by_resource": dict(self._by_resource),
                 "by_host": dict(self._by_host),
@@ -95,6 +101,7 @@ class HitCounter:
         """Zero every count."""
         with self._lock:
             self._total = 0
+            self._body_bytes = 0
             for counter in (self._by_target, self._by_resource, self._by_host, self._by_status):
                 counter.clear()
 
@@ -193,7 +200,11 @@ class DemoRequestHandler(BaseHTTPRequestHandler):
             kept = {name: headers[name] for name in VALIDATORS if name in headers}
             resolution = Resolution(304, kept, b"", resolution.resource_id)
         self.server.hits.record(
-            self.path, resolution.resource_id, self.headers.get("Host", ""), resolution.status
+            self.path,
+            resolution.resource_id,
+            self.headers.get("Host", ""),
+            resolution.status,
+            len(resolution.body) if send_body else 0,
         )
         self._send(resolution.status, resolution.headers, resolution.body, send_body)
 
