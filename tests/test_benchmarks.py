@@ -35,7 +35,7 @@ SMALL_RUNS = {
     "neardup_precision": (["--workers", "1"], False),  # a small site written by the test
     "neardup_quality": (["--pages", "2", "--workers", "1"], True),
     "offload": (["--pages", "4", "--workers", "1", "--repeat", "1"], True),
-    "recrawl": (["--pages", "60", "--rounds", "1"], False),
+    "recrawl": (["--pages", "60", "--rounds", "1", "--ttl", "4"], False),
     "redis_cluster": (["--urls", "3000"], False),
     "same_template": (["--pages", "6", "--extractor", "auto"], True),
     "redis_urlfilter": (["--requests", "2000", "--repeat", "1", "--scale-urls", "0"], True),
