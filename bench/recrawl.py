@@ -40,11 +40,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from learned_rules import control, start_server
 from machine import machine_facts
 
 from crawler.demo.recrawl_site import RecrawlSite
@@ -68,23 +68,6 @@ def modes(state: Path, ttl: float) -> dict[str, list[str]]:
             *("-s", f"DEDUP_STATE_DIR={state / 'dedup'}", "-s", f"DEDUP_URL_TTL={ttl:g}"),
         ],
     }
-
-
-def start_server(pages: int, seed: int) -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-m", "crawler.demo.server", "--site", "recrawl"]
-    command += ["--articles", str(pages), "--seed", str(seed)]
-    server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True)
-    assert server.stdout is not None
-    line = server.stdout.readline().strip()
-    if not line.startswith("READY "):
-        server.kill()
-        raise RuntimeError(f"the demo server did not start: {line!r}")
-    return server, line.split()[1]
-
-
-def control(url: str, endpoint: str) -> Any:
-    with urllib.request.urlopen(f"{url}__demo/{endpoint}") as response:
-        return json.load(response)
 
 
 def crawl(url: str, settings: list[str], feed: Path) -> dict[str, Any]:
@@ -135,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     began = time.perf_counter()
     model = RecrawlSite(pages=args.pages, seed=args.seed)
-    server, url = start_server(args.pages, args.seed)
+    server, url = start_server(args.pages, args.seed, "recrawl")
     runs: dict[str, list[dict[str, Any]]] = {}
     changed_in_round: list[int] = []
     with tempfile.TemporaryDirectory(prefix="recrawl-bench-") as scratch:
