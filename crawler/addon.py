@@ -29,7 +29,12 @@ from crawler.exporters import JSON_LINES_FORMATS, FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
 from crawler.item_key_pipeline import ItemKeyPipeline
 from crawler.logformatter import DedupLogFormatter
-from crawler.middlewares import FrontierMiddleware, ItemPageMiddleware, LearnedRulesMiddleware
+from crawler.middlewares import (
+    FrontierMiddleware,
+    ItemPageMiddleware,
+    LearnedRulesMiddleware,
+    RecrawlMiddleware,
+)
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -38,6 +43,8 @@ if TYPE_CHECKING:
 #: the middleware must see each callback's whole output and final failures.
 FRONTIER_MIDDLEWARE_ORDER = 25
 LEARNED_RULES_MIDDLEWARE_ORDER = 30
+#: Before RedirectMiddleware (600) in the responses' order: it records the redirect itself.
+RECRAWL_MIDDLEWARE_ORDER = 650
 #: Next to the spider: it sees each callback's output before other middlewares.
 ITEM_PAGE_MIDDLEWARE_ORDER = 950
 #: Early, so that pipelines storing items never see the duplicates.
@@ -65,6 +72,10 @@ class DedupAddon:
             settings.setdefault_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", LearnedRulesMiddleware, LEARNED_RULES_MIDDLEWARE_ORDER
             )
+            if settings.getbool("DEDUP_RECRAWL"):
+                settings.setdefault_in_component_priority_dict(
+                    "DOWNLOADER_MIDDLEWARES", RecrawlMiddleware, RECRAWL_MIDDLEWARE_ORDER
+                )
         if settings.getlist("DEDUP_ITEM_KEY_FIELDS"):
             settings.setdefault_in_component_priority_dict(
                 "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER

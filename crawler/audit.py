@@ -8,7 +8,8 @@ a crash loses no record that was written.
 
 Every record has a ``level``: :data:`URL_LEVEL` for a request filtered before download,
 :data:`CONTENT_LEVEL` for a decision on an item's text, :data:`ITEM_LEVEL` for an item
-dropped for its business key (``DEDUP_ITEM_KEY_FIELDS``).
+dropped for its business key (``DEDUP_ITEM_KEY_FIELDS``), :data:`RECRAWL_LEVEL` for a page
+recrawled and found not modified or unchanged (``DEDUP_RECRAWL``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 URL_LEVEL = "url"
 CONTENT_LEVEL = "content"
 ITEM_LEVEL = "item"
+RECRAWL_LEVEL = "recrawl"
 
 
 def audit_path_from_settings(settings: Any) -> Path | None:

@@ -95,6 +95,31 @@ DEDUP_MIN_SIMILARITY = 0.5
 #: Below this many normalized characters, only exact duplicates are dropped.
 DEDUP_MIN_TEXT_CHARS = 50
 
+#: Recrawl by a schedule per URL: a page seen in an earlier run is downloaded again
+#: when it is due, with the validators its server sent (``If-None-Match``,
+#: ``If-Modified-Since``); an answer that it did not change emits no item. Off:
+#: a URL seen once is never downloaded again (unless ``DEDUP_URL_TTL``).
+DEDUP_RECRAWL = False
+
+#: Seconds a page waits after its first fetch before it is due again.
+DEDUP_RECRAWL_FIRST_INTERVAL = 86_400
+
+#: Schedules for some hosts, by glob pattern: ``{"*.news.example": {"min_interval": 600,
+#: "first_interval": 3600, "max_interval": 86400}}``; what a host's entry leaves out
+#: comes from the other ``DEDUP_RECRAWL_*`` settings; the first pattern that matches wins.
+DEDUP_RECRAWL_HOSTS: dict[str, dict[str, int]] = {}
+
+#: The longest interval (seconds): an unchanged page's interval grows 1.5 times a fetch
+#: up to it.
+DEDUP_RECRAWL_MAX_INTERVAL = 14 * 86_400
+
+#: The shortest interval (seconds): a changed page's interval halves down to it.
+DEDUP_RECRAWL_MIN_INTERVAL = 3600
+
+#: Not-modified answers in a row after which a page is fetched whole, without
+#: validators (a server whose validators stay the same while its page changes).
+DEDUP_RECRAWL_MOST_NOT_MODIFIED = 8
+
 #: The Redis of the shared backends is a Redis Cluster (redis-py's cluster client):
 #: each shard of a seen store (``DEDUP_REDIS_SHARDS``) and the content index keep
 #: their keys in one hash slot.

@@ -40,6 +40,7 @@ from crawler.url import canonical_links
 from crawler.url.canonical import UrlCanonicalizer
 from crawler.url.configuration import (
     REDIS_BACKENDS,
+    recrawl_for,
     redis_key_base,
     seen_store_from_settings,
     state_dir_from_settings,
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from crawler.url.learning import RuleKey
+    from crawler.url.recrawl import Recrawl
     from crawler.url.stores import SeenStore
 
 logger = logging.getLogger(__name__)
@@ -140,10 +142,12 @@ class URLDupeFilter(BaseDupeFilter):
         *,
         frontier: Frontier | None = None,
         learned: LearnedRules | None = None,
+        recrawl: Recrawl | None = None,
         debug: bool = False,
     ) -> None:
         self.crawler = crawler
         self.learned = learned
+        self.recrawl = recrawl
         self.stats = crawler.stats
         self.canonicalize = canonicalizer
         self.seen = seen
@@ -204,6 +208,7 @@ class URLDupeFilter(BaseDupeFilter):
             seen,
             frontier=local_frontier(settings, seen.signature),
             learned=_learned_rules(crawler, canonicalizer, state_dir, shared_rules),
+            recrawl=recrawl_for(crawler),
             debug=settings.getbool("DUPEFILTER_DEBUG"),
         )
         dupefilter.redis_faults.policy = policy
@@ -335,6 +340,8 @@ class URLDupeFilter(BaseDupeFilter):
         key = self._key(request)
         if self.resumed is not None and self.resumed.passes(key):
             self._add(key, request)  # its key may have missed the journal at the kill
+            if self.recrawl is not None:
+                self.recrawl.claim(key)
             return False
         if self._is_redirect(request):
             source_key = request.meta[META_KEY]
@@ -372,6 +379,8 @@ class URLDupeFilter(BaseDupeFilter):
             return self._hold_back_unrecorded(request, exc)
         self.redis_faults.answered()
         if added:
+            if self.recrawl is not None:
+                self.recrawl.claim(key)
             self.new_urls += 1
             if not self.new_urls % 1000:
                 with contextlib.suppress(RedisUnavailable):  # figures for later: not a fault
@@ -384,6 +393,9 @@ class URLDupeFilter(BaseDupeFilter):
             # downloaded to verify the rules: not to be dropped before download
             request.meta[META_KEY] = key
             request.meta[META_URL] = request.url
+            return False
+        if self.recrawl is not None and self.recrawl.claim_if_due(key, request):
+            self._record_scheduled(key, request)  # a kill before it finishes loses it not
             return False
         return True
 

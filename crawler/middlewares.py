@@ -3,7 +3,8 @@
 * :class:`FrontierMiddleware` tells the URL dupefilter when Scrapy is done with a request;
 * :class:`ItemPageMiddleware` records the page each item came from, for the content level;
 * :class:`LearnedRulesMiddleware` drops a queued request that a URL rule learned since
-  makes a repeat.
+  makes a repeat;
+* :class:`RecrawlMiddleware` asks whether a page due again changed (``DEDUP_RECRAWL``).
 
 ``FrontierMiddleware`` is both a spider middleware and a downloader
 middleware (the add-on enables it as both). It sends
@@ -44,12 +45,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from itemadapter import ItemAdapter, is_item
 from scrapy import Request
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.utils.asyncio import call_later
 
 from crawler import defaults, signals
+from crawler.audit import AuditLog, audit_path_from_settings
 from crawler.content.item_pages import ItemPage, ItemPages, item_pages, page_fields_from_settings
-from crawler.url.configuration import check_url_state
+from crawler.url.configuration import check_url_state, recrawl_for
 from crawler.url.request_meta import META_HELD, META_ITEMS_SETTLED, META_UNCHECKED
 
 if TYPE_CHECKING:
@@ -58,6 +60,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
+
+    from crawler.url.recrawl import Recrawl
 
 logger = logging.getLogger(__name__)
 
@@ -363,3 +367,69 @@ class LearnedRulesMiddleware:
         if self.dupefilter is not None and self.dupefilter.filtered_before_download(request):
             self.crawler.stats.inc_value("dedup/url/learned/dropped_before_download")
             raise IgnoreRequest(f"a learned URL rule makes {request.url} a repeat")
+
+
+class RecrawlMiddleware:
+    """Downloader middleware of ``DEDUP_RECRAWL`` (:mod:`crawler.url.recrawl`): a page due
+    again is asked for with the validators its server sent; the answer is recorded and
+    moves the page's interval.
+
+    What a callback sees:
+
+    * ``304 Not Modified``: nothing; the callback is not called (its errback gets
+      :class:`crawler.url.recrawl.NotModified`, an ``IgnoreRequest``), counted in
+      ``dedup/recrawl/not_modified``;
+    * a ``200``: the page, as always; its item is dropped (or marked) by the content
+      pipeline when its main text is the one recorded (``dedup/recrawl/unchanged``);
+      without the content level, a body identical to the one recorded is not passed on
+      (:class:`crawler.url.recrawl.Unchanged`);
+    * when the spider is idle, the pages that are due but that no link led to in this run
+      (their only links may be on pages that did not change) are requested with the
+      spider's default callback (``parse``), at most a thousand at a time.
+    """
+
+    def __init__(self, crawler: Crawler, recrawl: Recrawl) -> None:
+        self.crawler = crawler
+        self.recrawl = recrawl
+        self._unwritable_warned = False
+        crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
+        audit_path = audit_path_from_settings(crawler.settings)
+        if audit_path is not None:
+            audit = AuditLog(audit_path)
+            recrawl.audit = audit.write
+            crawler.signals.connect(audit.close, signal=scrapy_signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        recrawl = recrawl_for(crawler)
+        if recrawl is None:
+            raise NotConfigured("DEDUP_RECRAWL is False")
+        return cls(crawler, recrawl)
+
+    def process_request(self, request: Request) -> None:
+        self.recrawl.conditional_headers(request)
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        try:
+            self.recrawl.fetched(request, response)
+        except IgnoreRequest:
+            # raised here, it reaches no downloader middleware's process_exception
+            self.crawler.signals.send_catch_log(signal=signals.request_finished, request=request)
+            raise
+        except OSError as exc:
+            if not self._unwritable_warned:
+                self._unwritable_warned = True
+                logger.error(
+                    "Recrawl records cannot be written (DEDUP_STATE_DIR): %(error)s; pages "
+                    "are passed on as if new meanwhile",
+                    {"error": exc},
+                )
+        return response
+
+    def _spider_idle(self) -> None:
+        assert self.crawler.engine is not None
+        requests = self.recrawl.due_requests()
+        for request in requests:
+            self.crawler.engine.crawl(request)
+        if requests:
+            raise DontCloseSpider

@@ -34,6 +34,7 @@ OUTCOMES = (
     "refetched",
     "timeout",
     "superseded",
+    "unchanged",
 )
 
 
@@ -119,6 +120,7 @@ class ContentReport:
         said_when_any = (
             ("rejected", "kept although a fingerprint came close (verification)"),
             ("refetched", "fetched again"),
+            ("unchanged", f"{dropped_or_marked} as unchanged since their last fetch"),
             ("superseded", "superseded by a better copy of their page"),
             ("timeout", "unchecked (extraction too slow)"),
             ("unchecked", "unchecked (Redis away)"),

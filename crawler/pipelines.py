@@ -58,6 +58,7 @@ from crawler.redis.connection import (
 from crawler.state.lock import lock_state_dir, unlock_state_dir
 from crawler.url import canonical_links
 from crawler.url.configuration import (
+    recrawl_for,
     snapshot_every_from_settings,
     state_dir_from_settings,
     state_dir_setting,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from crawler.content.neardup import Decision, Match
+    from crawler.url.recrawl import Recrawl
 
 __all__ = ["ItemKeyPipeline", "NearDuplicatePipeline"]
 
@@ -76,6 +78,9 @@ logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 CONTENT_ACTIONS = ("drop", "mark")
+
+#: What a page without main text gives the recrawl to compare: it stays "unchanged".
+_NO_TEXT_HASH = bytes(8)
 
 
 class NearDuplicatePipeline:
@@ -111,6 +116,7 @@ class NearDuplicatePipeline:
         workers: int | str | None = defaults.DEDUP_CONTENT_WORKERS,
         extract_timeout: float = defaults.DEDUP_EXTRACT_TIMEOUT,
         hold_seconds: float = defaults.DEDUP_HOLD_SECONDS,
+        recrawl: Recrawl | None = None,
     ) -> None:
         if action not in CONTENT_ACTIONS:
             raise ValueError(
@@ -129,6 +135,9 @@ class NearDuplicatePipeline:
         self.audit_path = audit_path
         self.state_dir = state_dir
         self.hold_seconds = hold_seconds
+        self.recrawl = recrawl
+        if recrawl is not None:
+            recrawl.hashes_main_text = True  # unchanged pages are told by their main text
         self._held = HeldItems()
         self._decisions_lock = threading.Lock()
         #: in this crawl: kept URL -> the URL its page declared its own (rel=canonical)
@@ -194,6 +203,7 @@ class NearDuplicatePipeline:
             workers=workers_from_settings(settings),
             extract_timeout=extract_timeout_from_settings(settings),
             hold_seconds=hold_seconds_from_settings(settings),
+            recrawl=recrawl_for(crawler),
         )
 
     def open_spider(self) -> None:
@@ -302,6 +312,11 @@ class NearDuplicatePipeline:
                 self.stats.inc_value(f"dedup/extract/{page.status}")
             if page.fallback:
                 self.stats.inc_value("dedup/extract/fallback")
+        if self.recrawl is not None and text is None:
+            page_url = source.url if source is not None else url
+            content_hash = _NO_TEXT_HASH if decision is None else decision.content_hash
+            if self.recrawl.text_hashed(page_url, content_hash):
+                return self._unchanged(item, url, decision)
         if decision is None or not decision.normalized_length:
             self.report.count("no_text")
             self.report.audit(url, "kept", "no_text", decision, None)
@@ -440,6 +455,18 @@ class NearDuplicatePipeline:
                 break
             url = self._better[url]
         return url
+
+    def _unchanged(self, item: Any, url: str, decision: Decision | None) -> Any:
+        """Mark or drop the item of a page recrawled with the main text it had at its last
+        fetch (``DEDUP_RECRAWL``): not a copy of another page, nothing new."""
+        if self.action == "mark":
+            self.report.count("unchanged")
+            self.report.audit(url, "marked", "unchanged", decision, None)
+            ItemAdapter(item)["unchanged"] = True
+            return item
+        self.report.count("unchanged")
+        self.report.audit(url, "dropped", "unchanged", decision, None)
+        raise DuplicateItem(f"Unchanged since its last fetch: {url}", log_level="INFO")
 
     def _refetched_in_crawl(self, item: Any, url: str, decision: Decision) -> Any:
         """Mark or drop the item of a page fetched again in this crawl with the same text

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, URL_LEVEL
+from crawler.audit import CONTENT_LEVEL, ITEM_LEVEL, RECRAWL_LEVEL, URL_LEVEL
 from crawler.content.fingerprints import FINGERPRINT_BITS
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ CONTENT_REASONS = (
     "better_copy",
     "superseded",
     "refetched",
+    "unchanged",
     "no_text",
     "no_page",
     "timeout",
@@ -42,6 +43,8 @@ CONTENT_REASON_LABELS = {
     "superseded": "an earlier copy a better one replaced while it was held "
     "(DEDUP_HOLD_SECONDS): dropped or marked",
     "refetched": "the same page fetched again (kept; dropped when in the same crawl)",
+    "unchanged": "recrawled with the main text of its last fetch (DEDUP_RECRAWL): dropped "
+    "or marked",
     "no_text": "kept: no main text to compare",
     "no_page": "kept unchecked: no html or text field and no page (DEDUP_HTML_FIELD, "
     "DEDUP_TEXT_FIELD, ItemPageMiddleware)",
@@ -82,6 +85,9 @@ class AuditSummary:
     url_filtered: int = 0
     #: Items dropped because their business key (``DEDUP_ITEM_KEY_FIELDS``) was seen.
     items_dropped_by_key: int = 0
+    #: Pages recrawled (``DEDUP_RECRAWL``) by what was found: ``not_modified`` (a 304),
+    #: ``unchanged`` (a body as at the last fetch).
+    recrawl_outcomes: Counter[str] = field(default_factory=Counter)
     #: Filtered requests by canonical rule that changed their URL (``repeat``: none).
     url_rules: Counter[str] = field(default_factory=Counter)
     #: Filtered requests by query parameter that the canonical form removed.
@@ -159,7 +165,8 @@ def summarize(lines: Iterable[bytes | str], max_clusters: int = 20) -> AuditSumm
     - ``"level": "url"`` records count filtered requests by rule and by removed query
       parameter (a parameter counts once a request); ``"level": "content"`` records (and
       records without a level, written before levels existed) count content decisions,
-      Hamming distances, and link each duplicate to the page it matched;
+      Hamming distances, and link each duplicate to the page it matched; ``"level":
+      "recrawl"`` records count recrawled pages by outcome;
     - blank lines are skipped; a line that is not such a record (bad JSON, bad UTF-8,
       another shape) is skipped and counted in ``malformed_lines``;
     - keeps the *max_clusters* largest clusters of duplicates.
@@ -182,6 +189,8 @@ def summarize(lines: Iterable[bytes | str], max_clusters: int = 20) -> AuditSumm
                     clusters.add(copy)
             elif level == ITEM_LEVEL and record.get("decision") == "dropped":
                 summary.items_dropped_by_key += 1
+            elif level == RECRAWL_LEVEL and isinstance(record.get("decision"), str):
+                summary.recrawl_outcomes[record["decision"]] += 1
             else:
                 raise _Malformed
         except (ValueError, TypeError):  # JSONDecodeError and UnicodeDecodeError included
@@ -293,6 +302,9 @@ def render_html(summary: AuditSummary, source: str, top_params: int = 20) -> str
     ]
     if summary.items_dropped_by_key:
         cards.insert(1, ("item-key", summary.items_dropped_by_key, "items dropped: seen key"))
+    if summary.recrawl_outcomes["not_modified"]:
+        not_modified = summary.recrawl_outcomes["not_modified"]
+        cards.insert(1, ("recrawl-not-modified", not_modified, "pages not modified (304)"))
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -13,6 +13,7 @@ import pytest
 
 from crawler.demo.recrawl_site import (
     IGNORES_VALIDATORS,
+    STALE_ETAG,
     RecrawlSite,
     not_modified,
 )
@@ -126,7 +127,36 @@ def test_the_server_answers_304_until_the_page_changes() -> None:
         moved = json.loads(get(f"{url}__demo/advance")[2])
         # a page changed in the round no longer matches its old ETag
         numbers = [int(path.rsplit("/", 1)[1]) for path in moved["changed"]]
-        changed = next(f"/p/{n}" for n in numbers if n % 3 == 0 and n % IGNORES_VALIDATORS != 0)
+        changed = next(
+            f"/p/{n}"
+            for n in numbers
+            if n % 3 == 0 and n % IGNORES_VALIDATORS != 0 and n % 41 != STALE_ETAG
+        )
         old = RecrawlSite(pages=300).resolve(changed).headers["ETag"]
         assert get(f"{url}{changed[1:]}", **{"If-None-Match": old})[0] == 200
         assert server.hits()["by_status"] == {"200": 2, "304": 1}
+
+
+def test_a_page_changed_alone_moves_its_validators_unless_its_etag_is_stale() -> None:
+    site = RecrawlSite(pages=60)
+    fresh, stale, dated = site.resolve("/p/3"), site.resolve("/p/9"), site.resolve("/p/4")
+    assert site.change(3) == {"changed": ["/p/3"], "added": [], "removed": []}
+    site.change(9)
+    site.change(4)
+    assert site.resolve("/p/3").headers["ETag"] != fresh.headers["ETag"]
+    # page 9 sends an ETag made from its path: the same, though the page changed
+    assert site.resolve("/p/9").headers["ETag"] == stale.headers["ETag"]
+    assert site.resolve("/p/9").body != stale.body
+    assert site.resolve("/p/4").headers["Last-Modified"] != dated.headers["Last-Modified"]
+    assert site.resolve("/p/5").body == RecrawlSite(pages=60).resolve("/p/5").body
+    with pytest.raises(KeyError):
+        site.change(60)
+
+
+def test_the_server_changes_one_page_on_demand() -> None:
+    with DemoServer(articles=60, site="recrawl") as server:
+        before = get(f"{server.url}p/3")[2]
+        status, _, body = get(f"{server.url}__demo/change/3")
+        assert (status, json.loads(body)["changed"]) == (200, ["/p/3"])
+        assert get(f"{server.url}p/3")[2] != before
+        assert get(f"{server.url}__demo/change/600")[0] == 404

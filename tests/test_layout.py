@@ -138,10 +138,11 @@ LONG_MODULES = {
     "crawler.content.index.memory": 650,
     # the Redis connection and its fault policy (retries, budget, signature)
     "crawler.redis.connection": 650,
-    # one pipeline's decisions (unique, a copy, a better copy, held, fetched again), each
-    # with its outcome; the work is its collaborators': crawler.pipeline_report,
-    # crawler.content.page_fingerprinter, crawler.content.held_items, .representatives
-    "crawler.pipelines": 550,
+    # one pipeline's decisions (unique, a copy, a better copy, held, fetched again,
+    # unchanged since the last fetch), each with its outcome; the work is its
+    # collaborators': crawler.pipeline_report, crawler.content.page_fingerprinter,
+    # crawler.content.held_items, .representatives, crawler.url.recrawl
+    "crawler.pipelines": 600,
     # the shared seen store's Lua scripts and their callers
     "crawler.url.stores.redis": 550,
     "crawler.content.index.redis": 550,

@@ -11,8 +11,12 @@ change, :data:`ADDED` new ones appear and :data:`REMOVED` go (404, and every lin
 * Validators, by page number: one page in three sends an ``ETag``, one in three a
   ``Last-Modified`` (the round it last changed, as a day after :data:`EPOCH`), the rest
   neither; listing pages and the home page send an ``ETag``. A page whose number is a multiple
-  of :data:`IGNORES_VALIDATORS` answers 200 to every conditional request, as some servers do.
-  The others answer ``304 Not Modified`` when the validators match (:func:`not_modified`).
+  of :data:`IGNORES_VALIDATORS` answers 200 to every conditional request, as some servers do;
+  a page that sends an ``ETag`` and whose number is :data:`STALE_ETAG` more than a multiple of
+  41 (9, 132, 255...) keeps the same ``ETag`` when it changes, as a server that makes its
+  ETags from the path does. The others answer ``304 Not Modified`` when the validators match
+  (:func:`not_modified`).
+* ``GET /__demo/change/N`` changes page ``N`` alone, in a round of its own (tests).
 
 The same arguments and round give the same site, byte for byte. Nothing here imports Scrapy.
 """
@@ -35,6 +39,7 @@ __all__ = [
     "IGNORES_VALIDATORS",
     "LISTING_SIZE",
     "REMOVED",
+    "STALE_ETAG",
     "RecrawlSite",
     "not_modified",
 ]
@@ -45,6 +50,9 @@ CHANGED, ADDED, REMOVED = 0.05, 0.01, 0.01
 LISTING_SIZE = 50
 #: A page whose number is a multiple of this answers 200 to conditional requests.
 IGNORES_VALIDATORS = 37
+#: A page that sends an ETag and whose number is this much more than a multiple of 41
+#: keeps its ETag when it changes.
+STALE_ETAG = 9
 #: ``Last-Modified`` of round 0 (2026-01-01T00:00:00Z); each round is one day later.
 EPOCH = 1_767_225_600
 _DAY = 86_400
@@ -110,6 +118,15 @@ class RecrawlSite:
             "removed": [_path(number) for number in removed],
         }
 
+    def change(self, number: int) -> dict[str, list[str]]:
+        """Change page *number* alone, in a round of its own (``KeyError`` when it is not
+        served); the paths changed, as :meth:`advance` gives them."""
+        page = self._live[number]
+        self.round += 1
+        page.version += 1
+        page.changed_in = self.round
+        return {"changed": [_path(number)], "added": [], "removed": []}
+
     @property
     def resources(self) -> frozenset[str]:
         """The paths of every page served now (home, listing pages and pages)."""
@@ -152,6 +169,7 @@ class RecrawlSite:
             self._title(number),
             body,
             etag=kind == 0,
+            etag_from=_path(number) if number % 41 == STALE_ETAG else None,
             last_modified=EPOCH + page.changed_in * _DAY if kind == 1 else None,
             honours=number % IGNORES_VALIDATORS != 0,
         )
@@ -166,6 +184,7 @@ class RecrawlSite:
         body: str,
         *,
         etag: bool = False,
+        etag_from: str | None = None,
         last_modified: int | None = None,
         honours: bool = True,
     ) -> Resolution:
@@ -176,7 +195,8 @@ class RecrawlSite:
         ).encode()
         headers = dict(_HTML)
         if etag:
-            headers["ETag"] = f'"{hashlib.blake2b(document, digest_size=8).hexdigest()}"'
+            source = document if etag_from is None else etag_from.encode()
+            headers["ETag"] = f'"{hashlib.blake2b(source, digest_size=8).hexdigest()}"'
         if last_modified is not None:
             headers["Last-Modified"] = formatdate(last_modified, usegmt=True)
         if not honours:

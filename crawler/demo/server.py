@@ -19,7 +19,9 @@ Control endpoints, never linked from the site and never counted:
   "by_resource": {...}, "by_host": {...}, "by_status": {...}}``;
 - ``/__demo/reset``: zero the counters (GET or POST); answers with the zeroed counts;
 - ``/__demo/advance`` (``--site recrawl`` only): the site's next round; answers with the paths
-  changed, added and removed.
+  changed, added and removed;
+- ``/__demo/change/N`` (``--site recrawl`` only): page ``N`` changes, alone, in a round of
+  its own.
 """
 
 from __future__ import annotations
@@ -217,6 +219,11 @@ class DemoRequestHandler(BaseHTTPRequestHandler):
             status, payload = 200, self.server.hits.snapshot()
         elif endpoint == "advance" and isinstance(self.server.site, RecrawlSite):
             status, payload = 200, self.server.site.advance()
+        elif endpoint.startswith("change/") and isinstance(self.server.site, RecrawlSite):
+            try:
+                status, payload = 200, self.server.site.change(int(endpoint[7:]))
+            except (KeyError, ValueError):
+                status, payload = 404, {"error": f"no page {endpoint[7:]!r} to change"}
         else:
             status, payload = 404, {"error": f"unknown control endpoint {endpoint!r}"}
         body = json.dumps(payload, sort_keys=True).encode("utf-8")

@@ -4,7 +4,9 @@ and their signatures. Each bad value raises :exc:`ValueError` naming its setting
 
 from __future__ import annotations
 
+import logging
 import os
+import weakref
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,9 +18,12 @@ from scrapy.utils.misc import load_object
 from crawler import defaults
 from crawler.redis.connection import connection_from_settings
 from crawler.state.lock import check_state_dir_free
-from crawler.url.canonical import UrlRules
+from crawler.url.canonical import UrlCanonicalizer, UrlRules
 from crawler.url.frontier import check_files as check_frontier_files
 from crawler.url.generations import Generations
+from crawler.url.recrawl import Recrawl
+from crawler.url.recrawl_schedule import RecrawlSchedule
+from crawler.url.recrawl_store import RecrawlStore
 from crawler.url.request_keys import KEY_VERSION
 from crawler.url.stores.bloom import BloomSeenSet
 from crawler.url.stores.generational import GenerationalSeenSet
@@ -39,9 +44,12 @@ from crawler.url.stores.unpersisted import UnpersistedSeenStore
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
     from crawler.url.stores import SeenSet, SeenStore
+
+logger = logging.getLogger(__name__)
 
 LOCAL_BACKENDS = ("bloom", "memory")
 REDIS_BACKENDS = ("redis", "redis-bloom")
@@ -318,3 +326,88 @@ def store_params_by_setting(seen: Any) -> dict[str, Any]:
         name if name.startswith("DEDUP_") else f"DEDUP_URL_{name.upper()}": value
         for name, value in seen.params().items()
     }
+
+
+_RECRAWL_INTERVALS = {
+    "min_interval": ("DEDUP_RECRAWL_MIN_INTERVAL", "minimum"),
+    "first_interval": ("DEDUP_RECRAWL_FIRST_INTERVAL", "first"),
+    "max_interval": ("DEDUP_RECRAWL_MAX_INTERVAL", "maximum"),
+    "most_not_modified": ("DEDUP_RECRAWL_MOST_NOT_MODIFIED", "most_not_modified"),
+}
+
+
+def recrawl_schedules_from_settings(
+    settings: BaseSettings,
+) -> tuple[RecrawlSchedule, dict[str, RecrawlSchedule]]:
+    """The recrawl schedule of every host, and those of the hosts ``DEDUP_RECRAWL_HOSTS``
+    names (by glob pattern); :exc:`ValueError` naming the setting at fault."""
+    values: dict[str, Any] = {}
+    for setting, field in _RECRAWL_INTERVALS.values():
+        values[field] = _whole_number(settings.get(setting, getattr(defaults, setting)), setting)
+    try:
+        default = RecrawlSchedule(**values)
+    except ValueError as exc:
+        raise ValueError(f"DEDUP_RECRAWL_*: {exc}") from None
+    overrides = {}
+    hosts = settings.getdict("DEDUP_RECRAWL_HOSTS", defaults.DEDUP_RECRAWL_HOSTS)
+    for pattern, override in hosts.items():
+        where = f"DEDUP_RECRAWL_HOSTS[{pattern!r}]"
+        if not isinstance(override, dict) or set(override) - set(_RECRAWL_INTERVALS):
+            raise ValueError(
+                f"{where}={override!r} must be a dict of some of "
+                f"{', '.join(map(repr, _RECRAWL_INTERVALS))}"
+            )
+        values_here = dict(values)
+        for name, value in override.items():
+            values_here[_RECRAWL_INTERVALS[name][1]] = _whole_number(value, f"{where}[{name!r}]")
+        try:
+            overrides[str(pattern)] = RecrawlSchedule(**values_here)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    return default, overrides
+
+
+def _whole_number(value: Any, where: str) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or number != float(value):
+        raise ValueError(f"{where}={value!r} must be a whole number (seconds, or answers)")
+    return number
+
+
+_recrawls: weakref.WeakKeyDictionary[Crawler, Recrawl] = weakref.WeakKeyDictionary()
+
+
+def recrawl_for(crawler: Crawler) -> Recrawl | None:
+    """The :class:`~crawler.url.recrawl.Recrawl` of *crawler*, the one its dupefilter, its
+    middleware and its content pipeline share, built at the first call; ``None`` unless
+    ``DEDUP_RECRAWL``."""
+    settings = crawler.settings
+    if not settings.getbool("DEDUP_RECRAWL", defaults.DEDUP_RECRAWL):
+        return None
+    if crawler in _recrawls:
+        return _recrawls[crawler]
+    if url_backend_from_settings(settings) in REDIS_BACKENDS:
+        raise ValueError(
+            "DEDUP_RECRAWL keeps its records in the state directory of one machine for "
+            f"now: it does not work with DEDUP_URL_BACKEND={settings['DEDUP_URL_BACKEND']!r}"
+        )
+    schedule, overrides = recrawl_schedules_from_settings(settings)
+    rules = url_rules_from_settings(settings)
+    state_dir = state_dir_from_settings(settings, check_free=False)
+    if state_dir is None:
+        logger.warning(
+            "DEDUP_RECRAWL keeps its records in memory only: set DEDUP_STATE_DIR or JOBDIR "
+            "so that the next crawl downloads only what changed"
+        )
+    signature = {
+        **{f"DEDUP_URL_{name.upper()}": value for name, value in rules.describe().items()},
+        "request key version": KEY_VERSION,
+    }
+    every = snapshot_every_from_settings(settings)
+    store = RecrawlStore(state_dir, signature, snapshot_every=every)
+    recrawl = Recrawl(crawler, store, schedule, overrides, UrlCanonicalizer(rules))
+    _recrawls[crawler] = recrawl
+    return recrawl

@@ -1,5 +1,5 @@
-"""The recrawl record's encoding and the interval rule (issue 33's first part: pure logic,
-not yet used by a crawl)."""
+"""The recrawl record's encoding and the interval rule (pure logic: the crawls are in
+tests/crawls/test_recrawl.py)."""
 
 from __future__ import annotations
 

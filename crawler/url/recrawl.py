@@ -1,0 +1,318 @@
+"""Recrawls that download only what changed (``DEDUP_RECRAWL``): the records of a crawl and
+what the Scrapy components ask of them.
+
+One :class:`Recrawl` serves a crawl
+(:func:`crawler.url.configuration.recrawl_for`); its components each ask it at
+their step:
+
+* the dupefilter, for a URL it has seen: :meth:`Recrawl.claim_if_due` lets it through
+  when the page is due (its own interval has passed since its last fetch; a seen URL
+  without a record is due), once per run;
+* ``RecrawlMiddleware``, before the download: :meth:`Recrawl.conditional_headers`
+  (``If-None-Match`` / ``If-Modified-Since`` from the record); after it:
+  :meth:`Recrawl.fetched`, which records the answer: a ``304`` is *not modified*; a ``200``
+  waits for the page's text hash;
+* the content pipeline: :meth:`Recrawl.text_hashed` with the hash of the page's main
+  text, which tells *unchanged* from *changed* (a server that ignores validators); without
+  the content level, the hash of the body decides, in :meth:`Recrawl.fetched`;
+* when the spider is idle: :meth:`Recrawl.due_requests`, pages due that no link led to
+  in this run (their only links may be on pages that did not change).
+
+Each outcome moves the page's interval (:mod:`crawler.url.recrawl_schedule`) and is
+counted in ``dedup/recrawl/<outcome>``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from hashlib import blake2b
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy import Request
+from scrapy import signals as scrapy_signals
+from scrapy.exceptions import IgnoreRequest
+
+from crawler.url.recrawl_records import RecrawlRecord, etag_to_keep, last_modified_seconds
+from crawler.url.recrawl_schedule import schedule_for
+from crawler.url.request_keys import request_key
+from crawler.url.request_meta import META_KEY
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from crawler.url.canonical import UrlCanonicalizer
+    from crawler.url.recrawl_schedule import FetchOutcome, RecrawlSchedule
+    from crawler.url.recrawl_store import RecrawlStore
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["META_CONDITIONAL", "META_DUE", "NotModified", "Recrawl", "Unchanged"]
+
+#: On a request the dupefilter let through because its page was due.
+META_DUE = "dedup_recrawl_due"
+#: On a request sent with the validators of its record.
+META_CONDITIONAL = "dedup_recrawl_conditional"
+
+#: Pages whose text hash is awaited at once: a page that yields no item with its text
+#: keeps the record written at its download (its interval moved as for a change).
+_MOST_PENDING = 10_000
+#: Due pages handed to the scheduler each time the spider is idle.
+IDLE_BATCH = 1000
+
+
+class NotModified(IgnoreRequest):
+    """What a request's errback gets when the server answered ``304 Not Modified`` to
+    the validators the recrawl sent: the page did not change, its callback is not called."""
+
+
+class Unchanged(IgnoreRequest):
+    """What a request's errback gets when the page came back whole, byte for byte as it
+    was (the content level off, a server that ignores validators)."""
+
+
+class Recrawl:
+    """The recrawl records of one crawl and the schedule they follow (see the module's
+    documentation). *overrides*: schedules by host glob pattern."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        store: RecrawlStore,
+        schedule: RecrawlSchedule,
+        overrides: Mapping[str, RecrawlSchedule],
+        canonicalize: UrlCanonicalizer,
+        *,
+        clock: Any = time.time,
+    ) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.store = store
+        self.schedule = schedule
+        self.overrides = dict(overrides)
+        self.canonicalize = canonicalize
+        self.clock = clock
+        #: Whether the content pipeline hashes the pages' main text (else: the body).
+        self.hashes_main_text = False
+        self._claimed: set[bytes] = set()
+        self._handed: set[bytes] = set()
+        self._due_pass: Iterator[tuple[bytes, str, RecrawlRecord]] | None = None
+        self._pending: OrderedDict[str, tuple[bytes, RecrawlRecord | None, RecrawlRecord]] = (
+            OrderedDict()
+        )
+        self._opened = False
+        #: Writes one audit record (``RecrawlMiddleware`` sets it with ``DEDUP_AUDIT_FILE``).
+        self.audit: Callable[[dict[str, Any]], object] | None = None
+        crawler.signals.connect(self.close, signal=scrapy_signals.spider_closed)
+
+    def now(self) -> int:
+        return int(self.clock())
+
+    def open(self) -> None:
+        if self._opened:
+            return
+        self._opened = True
+        self.store.open()
+        due = sum(1 for _ in self.store.due(self.now()))
+        logger.info(
+            "Recrawl: %(records)d pages recorded, %(due)d due now",
+            {"records": len(self.store), "due": due},
+        )
+        self.stats.set_value("dedup/recrawl/due_at_start", due)
+
+    def close(self) -> None:
+        if not self._opened:
+            return
+        self._opened = False
+        self.stats.set_value("dedup/recrawl/records", len(self.store))
+        self.store.close()
+        self.stats.set_value("dedup/recrawl/state_bytes", self.store.disk_bytes())
+
+    def _schedule(self, url: str) -> RecrawlSchedule:
+        if not self.overrides:
+            return self.schedule
+        return schedule_for(urlsplit(url).hostname or "", self.overrides, self.schedule)
+
+    # The dupefilter
+
+    def claim(self, key: bytes) -> None:
+        """*key* is fetched in this run (a new URL): not due again before the run ends."""
+        self._claimed.add(key)
+
+    def is_due(self, key: bytes, request: Request) -> bool:
+        """Whether the page of *request*, whose URL was seen, is due, without claiming it."""
+        if request.method != "GET" or request.body or key in self._claimed:
+            return False
+        self.open()
+        record = self.store.get(key)
+        return record is None or record.due_at <= self.now()
+
+    def claim_if_due(self, key: bytes, request: Request) -> bool:
+        """Whether *request*, whose URL was seen, goes to download because its page is
+        due; it is then claimed for this run (a second link to it is filtered)."""
+        if not self.is_due(key, request):
+            return False
+        self._claimed.add(key)
+        request.meta[META_DUE] = True
+        self.stats.inc_value("dedup/recrawl/due")
+        return True
+
+    # RecrawlMiddleware
+
+    def _key(self, request: Request) -> bytes:
+        key = request.meta.get(META_KEY)
+        if isinstance(key, bytes):
+            return key
+        return request_key(request.method, self.canonicalize(request.url), request.body)
+
+    def conditional_headers(self, request: Request) -> None:
+        """Give *request* the validators of its page's record, when it is a recrawl of a
+        due page (or a start request) and its schedule still sends them."""
+        if request.method != "GET" or request.body:
+            return
+        if not (request.meta.get(META_DUE) or request.meta.get("is_start_request")):
+            return
+        if b"If-None-Match" in request.headers or b"If-Modified-Since" in request.headers:
+            return  # the spider's own
+        self.open()
+        record = self.store.get(self._key(request))
+        if record is None or (record.etag is None and record.last_modified is None):
+            return
+        if not self._schedule(request.url).sends_validators(record):
+            self.stats.inc_value("dedup/recrawl/forced_full")
+            return
+        for name, value in record.validators().items():
+            request.headers[name] = value
+        request.meta[META_CONDITIONAL] = True
+        self.stats.inc_value("dedup/recrawl/conditional")
+
+    def fetched(self, request: Request, response: Response) -> None:
+        """Record what the download of *request* brought. Raises :class:`NotModified` for
+        a ``304`` to the validators sent, :class:`Unchanged` for a body as it was when
+        nothing hashes its main text; a ``200`` waits for :meth:`text_hashed`."""
+        if request.method != "GET" or request.body:
+            return
+        self.open()
+        key = self._key(request)
+        before = self.store.get(key)
+        now = self.now()
+        schedule = self._schedule(request.url)
+        etag = etag_to_keep(response.headers.get(b"ETag"))
+        last_modified = last_modified_seconds(response.headers.get(b"Last-Modified"))
+        if response.status == 304 and request.meta.get(META_CONDITIONAL) and before is not None:
+            record = schedule.after_fetch(
+                before, now, "not_modified", etag=etag, last_modified=last_modified
+            )
+            self.store.put(key, request.url, record)
+            self._outcome(request.url, "not_modified", record)
+            raise NotModified(f"Not modified since its last fetch: {request.url}")
+        if response.status != 200:  # a redirect, an error page: no text to compare
+            outcome: FetchOutcome = "new" if before is None else "unchanged"
+            record = schedule.after_fetch(
+                before, now, outcome, etag=etag, last_modified=last_modified
+            )
+            self.store.put(key, request.url, record)
+            return
+        if not self.hashes_main_text:
+            body_hash = _hash64(response.body)
+            outcome = _outcome(before, body_hash)
+            record = schedule.after_fetch(
+                before, now, outcome, etag=etag, last_modified=last_modified, content_hash=body_hash
+            )
+            self.store.put(key, request.url, record)
+            self._outcome(request.url, outcome, record)
+            if outcome == "unchanged":
+                raise Unchanged(f"The same body as at its last fetch: {request.url}")
+            return
+        # provisional until the main text's hash comes: kept if it never does (no item)
+        provisional = schedule.after_fetch(
+            before,
+            now,
+            "new" if before is None else "changed",
+            etag=etag,
+            last_modified=last_modified,
+            content_hash=None if before is None else before.content_hash,
+        )
+        self.store.put(key, request.url, provisional)
+        self._pending[response.url] = (key, before, provisional)
+        if len(self._pending) > _MOST_PENDING:
+            self._pending.popitem(last=False)
+
+    # The content pipeline
+
+    def text_hashed(self, url: str, content_hash: bytes) -> bool:
+        """Record the hash of the main text of the page downloaded at *url*; whether the
+        page is unchanged since its last fetch (its item is then not passed on again)."""
+        pending = self._pending.pop(url, None)
+        if pending is None:
+            return False
+        key, before, provisional = pending
+        text_hash = int.from_bytes(content_hash[:8], "big")
+        outcome = _outcome(before, text_hash)
+        record = self._schedule(url).after_fetch(
+            before,
+            provisional.fetched_at,
+            outcome,
+            etag=provisional.etag,
+            last_modified=provisional.last_modified,
+            content_hash=text_hash,
+        )
+        self.store.put(key, self.store.url(key) or url, record)
+        self._outcome(url, outcome, record)
+        return outcome == "unchanged"
+
+    # When the spider is idle
+
+    def due_requests(self, limit: int = IDLE_BATCH) -> list[Request]:
+        """Requests for pages due now that this run has neither fetched nor handed out,
+        at most *limit*; the spider's default callback gets them (``parse``). Records are
+        read in one pass, continued at each call: a new pass starts when one ends."""
+        self.open()
+        requests: list[Request] = []
+        for _ in range(2):  # the pass under way, then a new one
+            if self._due_pass is None:
+                self._due_pass = self.store.due(self.now())
+            for key, url, _record in self._due_pass:
+                if key in self._claimed or key in self._handed:
+                    continue
+                self._handed.add(key)
+                requests.append(Request(url))
+                if len(requests) >= limit:
+                    break
+            else:
+                self._due_pass = None
+            if requests:
+                break
+        self.stats.inc_value("dedup/recrawl/handed_out", len(requests))
+        return requests
+
+    def _outcome(self, url: str, outcome: FetchOutcome, record: RecrawlRecord) -> None:
+        self.stats.inc_value(f"dedup/recrawl/{outcome}")
+        if self.audit is not None and outcome in ("not_modified", "unchanged"):
+            self.audit(
+                {
+                    "level": "recrawl",
+                    "url": url,
+                    "decision": outcome,
+                    "interval": record.interval,
+                    "due_at": record.due_at,
+                }
+            )
+
+
+def _hash64(data: bytes) -> int:
+    return int.from_bytes(blake2b(data, digest_size=8).digest(), "big")
+
+
+def _outcome(before: RecrawlRecord | None, content_hash: int | None) -> FetchOutcome:
+    """A fetch's outcome from the hash its record held and the one it brought."""
+    if before is None:
+        return "new"
+    if content_hash is not None and before.content_hash == content_hash:
+        return "unchanged"
+    return "changed"

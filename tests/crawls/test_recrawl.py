@@ -1,0 +1,234 @@
+"""Recrawls with DEDUP_RECRAWL, real crawls of the demo site that changes between crawls
+(crawler/demo/recrawl_site.py): validators sent, 304s and unchanged pages emit nothing, changed
+pages come back, pages that only unchanged pages link are fetched when due.
+
+The schedule's intervals are seconds here: the first interval 2 s, so that every page is due
+again once a crawl is 3 s behind (each test waits that long; a crawl of the 63 pages takes
+about 2 s, and a page fetched in it is not due twice in one run whatever its interval)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import time
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy.settings import Settings
+
+from crawler.demo.recrawl_site import IGNORES_VALIDATORS, LISTING_SIZE, RecrawlSite, not_modified
+from crawler.url.configuration import url_rules_from_settings, url_signature
+from crawler.url.frontier import Frontier
+from crawler.url.stores.bloom import BloomSeenSet
+from tests.conftest import REPO_ROOT, _child_env, final_stat, run_scrapy, scrapy_crawl_command
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from tests.conftest import DemoSiteProcess
+
+PAGES = 60
+FIRST_INTERVAL = 2
+SCHEDULE = [
+    *("-s", "DEDUP_RECRAWL=True", "-s", f"DEDUP_RECRAWL_FIRST_INTERVAL={FIRST_INTERVAL}"),
+    *("-s", "DEDUP_RECRAWL_MIN_INTERVAL=1", "-s", "DEDUP_RECRAWL_MAX_INTERVAL=60"),
+    *("-s", "CONCURRENT_REQUESTS=8", "-s", "LOG_LEVEL=INFO"),
+]
+
+
+class Recrawls:
+    """Crawls of one server, each keeping the state of the ones before."""
+
+    def __init__(self, server: DemoSiteProcess, tmp_path: Path, *settings: str) -> None:
+        self.server = server
+        self.tmp_path = tmp_path
+        self.audit = tmp_path / "audit.jsonl"
+        self.settings = [
+            *SCHEDULE,
+            *("-s", f"DEDUP_STATE_DIR={tmp_path / 'state'}"),
+            *("-s", f"DEDUP_AUDIT_FILE={self.audit}"),
+            *settings,
+        ]
+        self.number = 0
+        self.ended = 0.0
+
+    def crawl(self, wait: float = FIRST_INTERVAL + 1) -> tuple[dict[str, str], str]:
+        """The next crawl, once *wait* seconds passed since the last one ended: its items
+        (path -> title) and its log; the server's counts start from zero."""
+        time.sleep(max(0.0, self.ended + wait - time.monotonic()))
+        self.number += 1
+        feed = self.tmp_path / f"crawl{self.number}.jsonl"
+        self.server.reset()
+        log = run_scrapy(scrapy_crawl_command(self.server.url, *self.settings, "-O", str(feed)))
+        self.ended = time.monotonic()
+        items = [json.loads(line) for line in feed.read_text("utf-8").splitlines()]
+        paths = [item["url"][len(self.server.url) - 1 :] for item in items]
+        assert len(paths) == len(set(paths)), "a page emitted twice in one crawl"
+        return {path: item for path, item in zip(paths, items, strict=True)}, log
+
+    def audited(self, level: str, outcome: str) -> set[str]:
+        """The paths the audit file has a *level* record of *outcome* for (its decision or
+        its reason)."""
+        records = [json.loads(line) for line in self.audit.read_text("utf-8").splitlines()]
+        return {
+            record["url"][len(self.server.url) - 1 :]
+            for record in records
+            if record["level"] == level and outcome in (record["decision"], record.get("reason"))
+        }
+
+
+def linked_from(site: RecrawlSite, path: str) -> set[str]:
+    """The pages of *site* whose links lead to *path*."""
+    return {
+        source
+        for source in site.resources
+        if f'href="{path}"' in site.resolve(source).body.decode()
+    }
+
+
+def answers_200(site: RecrawlSite, before: RecrawlSite, path: str) -> bool:
+    """Whether the server answers 200 to a recrawl of *path* that sends the validators
+    *before* gave it."""
+    old = before.resolve(path).headers
+    sent = {"If-None-Match": old.get("ETag"), "If-Modified-Since": old.get("Last-Modified")}
+    headers = {name: value for name, value in sent.items() if value is not None}
+    return not headers or not not_modified(site.resolve(path), headers)
+
+
+def test_a_recrawl_emits_what_changed_and_asks_for_the_rest_with_validators(
+    demo_site_process_factory: Callable[..., DemoSiteProcess], tmp_path: Path
+) -> None:
+    server = demo_site_process_factory(site="recrawl", articles=PAGES)
+    recrawls = Recrawls(server, tmp_path)
+    first, _ = recrawls.crawl()
+    site, before = RecrawlSite(pages=PAGES), RecrawlSite(pages=PAGES)
+    assert len(first) == len(site.resources) == PAGES + -(-PAGES // LISTING_SIZE) + 1
+    # 6 sends an ETag, 4 Last-Modified, 5 neither; 6 is linked only from pages that answer
+    # 304 to the recrawl (its listing and ETag pages): only the idle hand-off finds it
+    changed = {"/p/6", "/p/4", "/p/5"}
+    for path in sorted(changed):
+        server._control(f"change/{path[3:]}")
+        site.change(int(path[3:]))
+    assert not any(answers_200(site, before, source) for source in linked_from(site, "/p/6"))
+
+    second, log = recrawls.crawl()
+
+    assert {path: item["title"] for path, item in second.items()} == {
+        path: f"Page {path[3:]}, version 1" for path in changed
+    }
+    answered = {path: answers_200(site, before, path) for path in site.resources}
+    not_modified_count = sum(not whole for whole in answered.values())
+    hits = server.hits()
+    assert hits["total"] == len(site.resources)  # each page once
+    assert hits["by_status"] == {"200": len(site.resources) - not_modified_count,
+                                 "304": not_modified_count}  # fmt: skip
+    assert final_stat(log, "dedup/recrawl/not_modified") == not_modified_count
+    assert final_stat(log, "dedup/recrawl/changed") == len(changed)
+    # the pages without validators, or whose server ignores them, that did not change
+    unchanged = {path for path, whole in answered.items() if whole} - changed
+    assert {f"/p/{n}" for n in range(0, PAGES, IGNORES_VALIDATORS)} <= unchanged
+    assert final_stat(log, "dedup/recrawl/unchanged") == len(unchanged)
+    assert final_stat(log, "dedup/content/unchanged") == len(unchanged)
+    assert recrawls.audited("content", "unchanged") == unchanged
+    assert len(recrawls.audited("recrawl", "not_modified")) == not_modified_count
+    assert final_stat(log, "dedup/recrawl/handed_out") >= 1
+    assert final_stat(log, "dedup/content/exact") + final_stat(log, "dedup/content/near") == 0
+
+
+def test_a_page_whose_etag_never_changes_is_fetched_whole_after_the_bound(
+    demo_site_process_factory: Callable[..., DemoSiteProcess], tmp_path: Path
+) -> None:
+    # page 9 makes its ETag from its path: a 304 answers for it whatever it holds
+    server = demo_site_process_factory(site="recrawl", articles=PAGES)
+    recrawls = Recrawls(server, tmp_path, "-s", "DEDUP_RECRAWL_MOST_NOT_MODIFIED=2")
+    recrawls.crawl()
+    server._control("change/9")
+    second, _ = recrawls.crawl()
+    assert "/p/9" not in second  # the server said not modified: its fault, one answer
+    third, _ = recrawls.crawl(wait=FIRST_INTERVAL * 1.5 + 1)
+    assert "/p/9" not in third  # two in a row: the bound
+    # the interval grew twice (2 s, 3 s, 4.5 s): due again 4.5 s after the last fetch
+    fourth, log = recrawls.crawl(wait=FIRST_INTERVAL * 1.5 * 1.5 + 1)
+    assert second.keys() == third.keys() == set()
+    assert fourth["/p/9"]["title"] == "Page 9, version 1"
+    assert final_stat(log, "dedup/recrawl/forced_full") >= 1
+
+
+def test_with_mark_an_unchanged_page_is_marked_unchanged_not_a_duplicate(
+    demo_site_process_factory: Callable[..., DemoSiteProcess], tmp_path: Path
+) -> None:
+    server = demo_site_process_factory(site="recrawl", articles=PAGES)
+    recrawls = Recrawls(server, tmp_path, "-s", "DEDUP_CONTENT_ACTION=mark")
+    first, _ = recrawls.crawl()
+    second, log = recrawls.crawl()
+    # a page without validators comes back whole, and with its text: marked unchanged
+    assert "/p/5" in first and second["/p/5"].get("unchanged") is True
+    marked: dict[str, Any] = second["/p/5"]
+    assert "duplicate_of" not in marked
+    assert final_stat(log, "dedup/content/unchanged") == len(second)
+
+
+def pending_paths(state_dir: Path) -> set[str]:
+    """The paths of the requests the frontier in *state_dir* will schedule again."""
+    rules = url_rules_from_settings(Settings())
+    frontier = Frontier(state_dir, url_signature(rules, BloomSeenSet(10_000_000, 0.001)))
+    serialized, _ = frontier.open()
+    return {urlsplit(pickle.loads(payload)["url"]).path for payload in serialized}
+
+
+def test_a_kill_during_a_recrawl_loses_no_due_page_and_repeats_only_what_was_in_flight(
+    demo_site_process_factory: Callable[..., DemoSiteProcess], tmp_path: Path
+) -> None:
+    server = demo_site_process_factory(site="recrawl", articles=PAGES)
+    # intervals long enough that nothing fetched by the killed crawl is due at the next
+    recrawls = Recrawls(
+        server,
+        tmp_path,
+        *("-s", "DEDUP_RECRAWL_FIRST_INTERVAL=8", "-s", "DEDUP_RECRAWL_MIN_INTERVAL=8"),
+        *("-s", "CONCURRENT_REQUESTS=2", "-s", "DOWNLOAD_DELAY=0.05"),
+    )
+    recrawls.crawl()
+    site = RecrawlSite(pages=PAGES)
+    changed = {f"/p/{number}" for number in range(1, PAGES, 6)}
+    for path in changed:
+        server._control(f"change/{path[3:]}")
+        site.change(int(path[3:]))
+    time.sleep(max(0.0, recrawls.ended + 8 + 1 - time.monotonic()))
+    server.reset()
+    killed_feed = tmp_path / "killed.jsonl"
+    command = scrapy_crawl_command(server.url, *recrawls.settings, "-O", str(killed_feed))
+    process = subprocess.Popen(
+        command,
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while server.hits()["total"] < len(site.resources) // 2:
+            assert process.poll() is None, "the recrawl ended before it could be killed"
+            assert time.monotonic() < deadline, "the recrawl made no progress"
+            time.sleep(0.005)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait()
+    at_kill = server.hits()["by_resource"]
+    assert set(at_kill) < site.resources, "the kill came after every page was fetched"
+    in_flight = pending_paths(tmp_path / "state") & set(at_kill)
+    killed_items = [json.loads(line) for line in killed_feed.read_text().splitlines() if line]
+    recrawls.ended = time.monotonic()
+
+    last, log = recrawls.crawl(wait=0)
+
+    by_resource = server.hits()["by_resource"]
+    assert set(at_kill) | set(by_resource) == site.resources  # no due page lost
+    # fetched again: what was in flight at the kill, and the start page (every start)
+    assert set(at_kill) & set(by_resource) <= in_flight | {"/"}
+    emitted = [urlsplit(item["url"]).path for item in killed_items] + list(last)
+    assert sorted(emitted) == sorted(changed)  # each changed page once
+    assert "Traceback" not in log

@@ -1,0 +1,139 @@
+"""The recrawl records of one machine (crawler/url/recrawl_store.py) and the settings of the
+schedule (crawler/url/configuration.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from typing import TYPE_CHECKING
+
+import pytest
+from scrapy.settings import Settings
+
+from crawler.state.persistence import StateFileError
+from crawler.url.configuration import recrawl_schedules_from_settings
+from crawler.url.recrawl_records import RecrawlRecord
+from crawler.url.recrawl_schedule import RecrawlSchedule
+from crawler.url.recrawl_store import RecrawlStore
+from crawler.url.request_keys import request_key
+from tests.conftest import REPO_ROOT, _child_env
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+SIGNATURE = {"DEDUP_URL_STRIP_PARAMS": ["utm_*"]}
+
+
+def key(number: int) -> bytes:
+    return request_key("GET", f"https://example.com/p/{number}")
+
+
+def record(number: int) -> RecrawlRecord:
+    return RecrawlRecord(1_750_000_000 + number, 3600, b'"e%d"' % number, None, number)
+
+
+def test_records_survive_a_restart_and_the_last_update_wins(tmp_path: Path) -> None:
+    store = RecrawlStore(tmp_path, SIGNATURE, snapshot_every=3)  # snapshots on the way
+    store.open()
+    for number in range(10):
+        store.put(key(number), f"https://example.com/p/{number}", record(number))
+    store.put(key(4), "https://example.com/p/4", record(40))
+    store.close()
+    again = RecrawlStore(tmp_path, SIGNATURE)
+    again.open()
+    assert len(again) == 10
+    assert again.get(key(4)) == record(40)
+    assert again.url(key(7)) == "https://example.com/p/7"
+    assert again.get(key(99)) is None and again.url(key(99)) is None
+
+
+def test_a_kill_loses_no_record_written(tmp_path: Path) -> None:
+    # a process that writes records and is killed before it closes anything
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(REPO_ROOT)!r})
+        from pathlib import Path
+        from tests.url.test_recrawl_store import SIGNATURE, key, record
+        from crawler.url.recrawl_store import RecrawlStore
+        store = RecrawlStore(Path({str(tmp_path)!r}), SIGNATURE, snapshot_every=4)
+        store.open()
+        for number in range(10):
+            store.put(key(number), f"https://example.com/p/{{number}}", record(number))
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    completed = subprocess.run([sys.executable, "-c", script], env=_child_env(), check=False)
+    assert completed.returncode == -signal.SIGKILL
+    store = RecrawlStore(tmp_path, SIGNATURE)
+    store.open()
+    assert [store.get(key(number)) for number in range(10)] == [record(n) for n in range(10)]
+
+
+def test_a_state_written_with_other_rules_is_refused(tmp_path: Path) -> None:
+    store = RecrawlStore(tmp_path, SIGNATURE)
+    store.open()
+    store.put(key(1), "https://example.com/p/1", record(1))
+    store.close()
+    with pytest.raises(StateFileError, match="DEDUP_URL_STRIP_PARAMS"):
+        RecrawlStore(tmp_path, {"DEDUP_URL_STRIP_PARAMS": []}).open()
+
+
+def test_a_torn_last_record_is_dropped_and_the_rest_kept(tmp_path: Path) -> None:
+    store = RecrawlStore(tmp_path, SIGNATURE)
+    store.open()
+    for number in range(3):
+        store.put(key(number), f"https://example.com/p/{number}", record(number))
+    journal = tmp_path / "recrawl.journal"
+    os.truncate(journal, journal.stat().st_size - 5)  # a kill in the middle of a write
+    again = RecrawlStore(tmp_path, SIGNATURE)
+    again.open()
+    assert len(again) == 2 and again.get(key(2)) is None
+
+
+def test_due_lists_the_pages_whose_interval_has_passed() -> None:
+    store = RecrawlStore(None, {})
+    store.open()
+    store.put(key(1), "https://example.com/p/1", RecrawlRecord(1000, 60))
+    store.put(key(2), "https://example.com/p/2", RecrawlRecord(1000, 600))
+    assert [url for _, url, _ in store.due(1059)] == []
+    assert [url for _, url, _ in store.due(1060)] == ["https://example.com/p/1"]
+    assert len(list(store.due(1600))) == 2
+
+
+def test_the_schedule_settings_make_the_schedules() -> None:
+    default, overrides = recrawl_schedules_from_settings(
+        Settings(
+            {
+                "DEDUP_RECRAWL_MIN_INTERVAL": 60,
+                "DEDUP_RECRAWL_HOSTS": {
+                    "*.news.example": {"first_interval": 600, "max_interval": 3600}
+                },
+            }
+        )
+    )
+    assert default == RecrawlSchedule(minimum=60)
+    assert overrides == {"*.news.example": RecrawlSchedule(minimum=60, first=600, maximum=3600)}
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"DEDUP_RECRAWL_MIN_INTERVAL": "an hour"}, "DEDUP_RECRAWL_MIN_INTERVAL='an hour'"),
+        ({"DEDUP_RECRAWL_MAX_INTERVAL": 1.5}, "DEDUP_RECRAWL_MAX_INTERVAL=1.5"),
+        ({"DEDUP_RECRAWL_MIN_INTERVAL": 90_000}, "minimum <= first"),
+        ({"DEDUP_RECRAWL_MOST_NOT_MODIFIED": 0}, "most_not_modified"),
+        ({"DEDUP_RECRAWL_HOSTS": {"a.example": {"min": 1}}}, "DEDUP_RECRAWL_HOSTS['a.example']"),
+        (
+            {"DEDUP_RECRAWL_HOSTS": {"a.example": {"first_interval": 10}}},
+            "DEDUP_RECRAWL_HOSTS['a.example']: a recrawl schedule needs",
+        ),
+    ],
+)
+def test_a_bad_schedule_setting_is_named(settings: dict[str, object], named: str) -> None:
+    with pytest.raises(ValueError) as error:
+        recrawl_schedules_from_settings(Settings(settings))
+    assert named in str(error.value)
