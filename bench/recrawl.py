@@ -7,9 +7,11 @@ Usage (from the repository root)::
 
 * **Site.** ``python -m crawler.demo.server --site recrawl`` (:mod:`crawler.demo.recrawl_site`):
   ``--pages`` pages under listing pages; before each recrawl ``/__demo/advance`` changes 5% of
-  the pages, adds 1% and removes 1%; a third of the pages send an ``ETag``, a third
-  ``Last-Modified``, the rest neither, and one in 37 answers 200 to conditional requests. The
-  server counts requests by status (``304`` included).
+  the pages (a new version, named in the title), adds 1% and removes 1%; a third of the pages
+  send an ``ETag``, a third ``Last-Modified``, the rest neither; one in 37 answers 200 to
+  conditional requests, one in 123 keeps its ``ETag`` when it changes, and one in 5 names the
+  round in a footer (new bytes every round, the same main text). The server counts requests by
+  status (``304`` included).
 * **Crawls.** ``scrapy crawl site`` of the demo project, one process each, every way once a
   round, in the same order each round, each keeping its own state from round to round:
   *stock* (Scrapy, ``RFPDupeFilter``, no state: every page again), *HTTP cache* (stock with
@@ -24,13 +26,14 @@ Usage (from the repository root)::
   slices: at most a quarter of the TTL late).
 * **Figures, per recrawl (the rounds after the first), summed over the rounds:** requests and
   how many were answered 304, bytes of the bodies the server sent, items emitted, the pages (not
-  listings: their main text need not change with their links) whose body changed that reached
+  listings: their main text need not change with their links) whose version changed that reached
   the feed with their new title (*changed picked up*, of how many; *late* those picked up a
   round or more after the round they changed in, as a schedule does for a page whose interval
   grew; *waiting at the end* those not picked up after the last round: not due yet, or missed),
   items of an old version of a page or of a page removed (*stale*: a cache answering for the
-  server), the pages whose body did not change that reached the feed again (*unchanged re-
-  emitted*, the target being 0), and the state each way keeps on disk after the last round.
+  server), the pages whose version did not change that reached the feed again (*unchanged re-
+  emitted*, the target being 0; listings are in neither count), and the state each way keeps on
+  disk after the last round.
 """
 
 from __future__ import annotations
@@ -168,7 +171,9 @@ def records_at_scale(count: int) -> dict[str, float]:
             url_chars += len(url)
             etag = f'"{number:x}-5f3a1c2b"'.encode() if number % 3 == 0 else None
             modified = 1_700_000_000 + number if number % 3 == 1 else None
-            record = RecrawlRecord(1_750_000_000, 86_400, etag, modified, number * 7919)
+            record = RecrawlRecord(
+                1_750_000_000, 86_400, etag, modified, number * 7919, body_hash=number * 104_729
+            )
             store.put(request_key("GET", url), url, record)
         memory = tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()
@@ -219,14 +224,15 @@ def main(argv: list[str] | None = None) -> int:
                     control(url, "advance")
                     model.advance()
                 after = {path: model.resolve(path).body for path in model.resources}
-                # pages, not listings: a listing changes with the links it lists, and its
-                # main text (what the schedule compares) need not
+                # pages whose version (in their title) moved, not listings: a listing
+                # changes with the links it lists, and its main text need not; nor the
+                # footer of a page that names the round it is served in
                 changed = {
                     path
                     for path in after
-                    if path.startswith("/p/") and before.get(path) != after[path]
+                    if path.startswith("/p/")
+                    and (path not in before or title_of(before[path]) != title_of(after[path]))
                 }
-                body_changed = {path for path in after if before.get(path) != after[path]}
                 changed_in_round.append(len(changed))
                 titles = {path: title_of(body) for path, body in after.items()}
                 for mode, settings in ways.items():
@@ -251,7 +257,9 @@ def main(argv: list[str] | None = None) -> int:
                     run["latest"] = max(picked.values(), default=0)
                     run["waiting"] = len(pending)
                     run["unchanged_re_emitted"] = (
-                        len(current - set(picked) - body_changed) if number else 0
+                        sum(1 for path in current - set(picked) if path.startswith("/p/"))
+                        if number
+                        else 0
                     )
                     runs[mode].append(run)
             state_bytes = {

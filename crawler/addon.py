@@ -3,8 +3,8 @@
     ADDONS = {"crawler.addon.DedupAddon": 0}
 
 It applies every ``DEDUP_*`` default and enables the components (URL
-dupefilter, frontier middleware, item-key and content pipelines, periodic log
-line) at add-on priority, so settings written in the project (or on the
+dupefilter, frontier, learned-rules and recrawl middlewares, item-key and content
+pipelines, periodic log line) at add-on priority, so settings written in the project (or on the
 command line) win; JSON lines feeds are written by
 :class:`crawler.exporters.FlushingJsonLinesItemExporter` unless ``FEED_EXPORTERS``
 names an exporter for them; dropped duplicates are logged by
@@ -72,10 +72,10 @@ class DedupAddon:
             settings.setdefault_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", LearnedRulesMiddleware, LEARNED_RULES_MIDDLEWARE_ORDER
             )
-            if settings.getbool("DEDUP_RECRAWL"):
-                settings.setdefault_in_component_priority_dict(
-                    "DOWNLOADER_MIDDLEWARES", RecrawlMiddleware, RECRAWL_MIDDLEWARE_ORDER
-                )
+            # off unless DEDUP_RECRAWL, as HttpCacheMiddleware is unless HTTPCACHE_ENABLED
+            settings.setdefault_in_component_priority_dict(
+                "DOWNLOADER_MIDDLEWARES", RecrawlMiddleware, RECRAWL_MIDDLEWARE_ORDER
+            )
         if settings.getlist("DEDUP_ITEM_KEY_FIELDS"):
             settings.setdefault_in_component_priority_dict(
                 "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER

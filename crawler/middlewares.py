@@ -403,7 +403,7 @@ class RecrawlMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         recrawl = recrawl_for(crawler)
         if recrawl is None:
-            raise NotConfigured("DEDUP_RECRAWL is False")
+            raise NotConfigured  # DEDUP_RECRAWL off: said nowhere, as Scrapy's HTTP cache
         return cls(crawler, recrawl)
 
     def process_request(self, request: Request) -> None:

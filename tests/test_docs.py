@@ -136,7 +136,7 @@ def test_every_setting_is_documented_with_its_default():
 
 def test_the_readme_settings_show_their_defaults():
     table = settings_rows(README)
-    assert len(table) == 7
+    assert len(table) == 8
     for name, shown in table.items():
         assert ast.literal_eval(shown.strip("`")) == getattr(defaults, name), name
 

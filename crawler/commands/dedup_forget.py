@@ -1,6 +1,8 @@
 """``scrapy dedup-forget URL...``: remove URLs from a spider's seen store, so
 that the next crawl downloads them again; ``scrapy dedup-forget --rule RULE``:
-drop a learned URL rule (:mod:`crawler.url.learning`) and its evidence.
+drop a learned URL rule (:mod:`crawler.url.learning`) and its evidence;
+``scrapy dedup-forget --recrawl URL...``: reset the URLs' recrawl records
+(``DEDUP_RECRAWL``), so that each is due at the next crawl and downloaded whole.
 
 Each URL is canonicalized with the project's rules and forgotten as a ``GET``
 request without a body, the key the URL filter records for a followed link
@@ -31,6 +33,7 @@ from crawler.state.persistence import StateFileError, read_header, signature_dif
 from crawler.url.canonical import UrlCanonicalizer
 from crawler.url.configuration import (
     REDIS_BACKENDS,
+    recrawl_signature,
     redis_seen_store,
     seen_set_factory,
     state_dir_from_settings,
@@ -44,6 +47,7 @@ from crawler.url.learned_rules import (
     save_rules,
     shared_rules_key,
 )
+from crawler.url.recrawl_store import RecrawlStore
 from crawler.url.request_keys import request_key
 from crawler.url.stores.journaled import JournaledSeenStore
 from crawler.url.stores.redis import RedisBloomSeenStore
@@ -78,7 +82,8 @@ class Command(ScrapyCommand):
             "Without URLs, or with '-', reads one URL a line from standard input. Works "
             "with DEDUP_URL_BACKEND 'redis' (at any time) and 'memory' (stop the crawl "
             "using the state directory first); a Bloom filter ('bloom', 'redis-bloom') "
-            "cannot forget."
+            "cannot forget. With --recrawl, resets the URLs' recrawl records (DEDUP_RECRAWL) "
+            "instead: each is due at the next crawl, with any local backend."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -99,6 +104,13 @@ class Command(ScrapyCommand):
             "('example.com: ?ref', 'example.com: /index.html'), 'example.com' for all of a "
             "host's, or '*' for all; may be repeated",
         )
+        parser.add_argument(
+            "--recrawl",
+            action="store_true",
+            help="reset the URLs' recrawl records (DEDUP_RECRAWL) instead of forgetting them: "
+            "each is due at the next crawl and downloaded whole, without validators; works "
+            "with every local backend, a Bloom filter too (stop the crawl first)",
+        )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.settings is not None
@@ -117,7 +129,11 @@ class Command(ScrapyCommand):
         urls = list(urls_from_arguments(args))
         try:
             canonicalize = UrlCanonicalizer(url_rules_from_settings(settings))
-            outcomes = forget(settings, spider_name, [canonicalize(url) for url in urls])
+            canonical_urls = [canonicalize(url) for url in urls]
+            if opts.recrawl:
+                outcomes = reset_recrawl(settings, canonical_urls)
+            else:
+                outcomes = forget(settings, spider_name, canonical_urls)
         except (CannotForget, StateFileError, RedisUnavailable, ValueError) as exc:
             print(f"dedup-forget: {exc}", file=sys.stderr)
             self.exitcode = 1
@@ -125,6 +141,8 @@ class Command(ScrapyCommand):
         for url, (canonical, present) in zip(urls, outcomes, strict=True):
             if opts.json:
                 print(json.dumps({"url": url, "canonical": canonical, "present": present}))
+            elif opts.recrawl:
+                print(f"{'reset    ' if present else 'no record'}  {canonical}")
             else:
                 print(f"{'forgotten' if present else 'not seen '}  {canonical}")
 
@@ -209,6 +227,42 @@ def _forget_in_state_dir(settings: BaseSettings, keys: list[bytes]) -> list[bool
     finally:
         unlock_state_dir(state_dir)
     return removed
+
+
+def reset_recrawl(settings: BaseSettings, canonical_urls: list[str]) -> list[tuple[str, bool]]:
+    """Drop the recrawl records of the ``GET`` keys of *canonical_urls* from the state
+    directory; return each URL with whether it had one."""
+    if url_backend_from_settings(settings) in REDIS_BACKENDS:
+        raise CannotForget(
+            "recrawl records (DEDUP_RECRAWL) are kept in the state directory, with a local "
+            "URL backend: this project's DEDUP_URL_BACKEND is a Redis one"
+        )
+    state_dir = state_dir_from_settings(settings, check_free=False)
+    if state_dir is None:
+        raise CannotForget(
+            "recrawl records are kept in the state directory, and neither DEDUP_STATE_DIR "
+            "nor JOBDIR is set: each crawl's records live in its memory only"
+        )
+    journal = state_dir / "recrawl.journal"
+    holders = processes_holding(journal)
+    if holders:
+        raise CannotForget(
+            f"a crawl is using {state_dir} (process {', '.join(map(str, holders))} has "
+            f"{journal.name} open): stop it first, then reset"
+        )
+    store = RecrawlStore(state_dir, recrawl_signature(url_rules_from_settings(settings)))
+    if not journal.exists() and not (state_dir / "recrawl.snapshot").exists():
+        return [(url, False) for url in canonical_urls]
+    lock_state_dir(state_dir, state_dir_setting(settings))  # no crawl starts meanwhile
+    try:
+        store.open()
+        try:
+            reset = [store.reset(request_key("GET", url)) for url in canonical_urls]
+        finally:
+            store.close()
+    finally:
+        unlock_state_dir(state_dir)
+    return list(zip(canonical_urls, reset, strict=True))
 
 
 def parse_rule(text: str) -> tuple[str, str]:

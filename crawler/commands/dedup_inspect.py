@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -27,13 +28,16 @@ from crawler.commands.stores import (
 from crawler.content.configuration import redis_content_index
 from crawler.redis.connection import RedisUnavailable, redact
 from crawler.state.persistence import StateFileError, signature_difference
+from crawler.url.canonical import UrlCanonicalizer
 from crawler.url.configuration import (
     REDIS_BACKENDS,
+    recrawl_signature,
     redis_seen_store,
     seen_set_factory,
     state_dir_from_settings,
     state_dir_setting,
     url_backend_from_settings,
+    url_rules_from_settings,
 )
 from crawler.url.learned_rules import (
     SharedRules,
@@ -41,6 +45,8 @@ from crawler.url.learned_rules import (
     read_saved_rules,
     shared_rules_key,
 )
+from crawler.url.recrawl_store import RecrawlStore
+from crawler.url.request_keys import request_key
 
 if TYPE_CHECKING:
     import argparse
@@ -80,12 +86,20 @@ class Command(ScrapyCommand):
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument(
+            "--url",
+            action="append",
+            default=[],
+            metavar="URL",
+            help="also show the recrawl record of URL (DEDUP_RECRAWL): when it was fetched, "
+            "its interval, when it is due, its validators; may be repeated",
+        )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.settings is not None
         settings, spider_name = spider_settings(self.settings, args[0] if args else None)
         try:
-            report = inspect_state(settings, spider_name)
+            report = inspect_state(settings, spider_name, opts.url)
         except (StateNotFound, StateFileError, RedisUnavailable, ValueError) as exc:
             print(f"dedup-inspect: {exc}", file=sys.stderr)
             self.exitcode = 1
@@ -96,8 +110,11 @@ class Command(ScrapyCommand):
             print(describe(report))
 
 
-def inspect_state(settings: BaseSettings, spider_name: str) -> dict[str, Any]:
-    """Everything the spider's dedup state says about itself, JSON-serializable.
+def inspect_state(
+    settings: BaseSettings, spider_name: str, urls: list[str] | None = None
+) -> dict[str, Any]:
+    """Everything the spider's dedup state says about itself, JSON-serializable; with
+    *urls*, their recrawl records too.
 
     Raises :class:`StateNotFound` naming the setting when there is nothing to read.
     """
@@ -111,7 +128,11 @@ def inspect_state(settings: BaseSettings, spider_name: str) -> dict[str, Any]:
             "DEDUP_STATE_DIR nor JOBDIR is set, so each crawl's seen URLs live in its "
             "memory only. Set one of them (for the spider or with -s) to persist them."
         )
-    return {"spider": spider_name, **_inspect_local(settings, spider_name, backend, state_dir)}
+    return {
+        "spider": spider_name,
+        **_inspect_local(settings, spider_name, backend, state_dir),
+        "recrawl": _inspect_recrawl(settings, state_dir, urls or []),
+    }
 
 
 def _inspect_local(
@@ -252,6 +273,53 @@ def _signature_report(stored: dict[str, Any], project: dict[str, Any]) -> dict[s
     }
 
 
+def _inspect_recrawl(
+    settings: BaseSettings, state_dir: Path, urls: list[str]
+) -> dict[str, Any] | None:
+    """The recrawl records in *state_dir* (``None`` when there are none), and those of
+    *urls*."""
+    rules = url_rules_from_settings(settings)
+    store = RecrawlStore(state_dir, recrawl_signature(rules))
+    snapshot, journal = state_dir / "recrawl.snapshot", state_dir / "recrawl.journal"
+    if not snapshot.exists() and not journal.exists():
+        return None
+    store.read()
+    now = int(time.time())
+    canonicalize = UrlCanonicalizer(rules)
+    records = []
+    for url in urls:
+        canonical = canonicalize(url)
+        key = request_key("GET", canonical)
+        record = store.get(key)
+        entry: dict[str, Any] = {"url": url, "canonical": canonical, "record": None}
+        if record is not None:
+            entry["record"] = {
+                "fetched_at": _moment(record.fetched_at),
+                "interval_seconds": record.interval,
+                "due_at": _moment(record.due_at),
+                "due_in_seconds": max(0, record.due_at - now),
+                "etag": None if record.etag is None else record.etag.decode("latin-1"),
+                "last_modified": None
+                if record.last_modified is None
+                else _moment(record.last_modified),
+                "content_hash": None
+                if record.content_hash is None
+                else f"{record.content_hash:016x}",
+                "not_modified_in_a_row": record.not_modified,
+            }
+        records.append(entry)
+    return {
+        "records": len(store),
+        "due_now": sum(1 for _ in store.due(now)),
+        "files": {"snapshot": _file_report(snapshot), "journal": _file_report(journal)},
+        "urls": records,
+    }
+
+
+def _moment(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).isoformat(timespec="seconds")
+
+
 def _file_report(path: Path) -> dict[str, Any]:
     try:
         status = path.stat()
@@ -313,6 +381,29 @@ def describe(report: dict[str, Any]) -> str:
         for name, file_report in content_index.get("files", {}).items():
             figures[name] = _describe_file(file_report)
         lines += _aligned(figures)
+    recrawl = report.get("recrawl")
+    if recrawl is not None:
+        lines.append(
+            f"Recrawl records (DEDUP_RECRAWL): {recrawl['records']} pages, "
+            f"{recrawl['due_now']} due now"
+        )
+        lines += _aligned({name: _describe_file(file) for name, file in recrawl["files"].items()})
+        for entry in recrawl["urls"]:
+            record = entry["record"]
+            if record is None:
+                lines.append(f"  {entry['canonical']}: no record (due at the next crawl)")
+                continue
+            due = (
+                f"due in {_duration(record['due_in_seconds'])}"
+                if record["due_in_seconds"]
+                else "due now"
+            )
+            lines.append(
+                f"  {entry['canonical']}: fetched {record['fetched_at']}, interval "
+                f"{_duration(record['interval_seconds'])}, {due} ({record['due_at']}); "
+                f"ETag {record['etag']}, Last-Modified {record['last_modified']}, "
+                f"{record['not_modified_in_a_row']} not-modified answers in a row"
+            )
     url_rules = report.get("learned_url_rules")
     if url_rules:
         lines.append(

@@ -16,6 +16,9 @@ change, :data:`ADDED` new ones appear and :data:`REMOVED` go (404, and every lin
   41 (9, 132, 255...) keeps the same ``ETag`` when it changes, as a server that makes its
   ETags from the path does. The others answer ``304 Not Modified`` when the validators match
   (:func:`not_modified`).
+* A page whose number is :data:`STAMPED` more than a multiple of 5 ends with a footer
+  naming the round it is served in: its bytes change at every round, its main text only
+  when the page does (a date or an advert around the same article).
 * ``GET /__demo/change/N`` changes page ``N`` alone, in a round of its own (tests).
 
 The same arguments and round give the same site, byte for byte. Nothing here imports Scrapy.
@@ -40,6 +43,7 @@ __all__ = [
     "LISTING_SIZE",
     "REMOVED",
     "STALE_ETAG",
+    "STAMPED",
     "RecrawlSite",
     "not_modified",
 ]
@@ -53,6 +57,8 @@ IGNORES_VALIDATORS = 37
 #: A page that sends an ETag and whose number is this much more than a multiple of 41
 #: keeps its ETag when it changes.
 STALE_ETAG = 9
+#: A page whose number is this much more than a multiple of 5 names its round in a footer.
+STAMPED = 1
 #: ``Last-Modified`` of round 0 (2026-01-01T00:00:00Z); each round is one day later.
 EPOCH = 1_767_225_600
 _DAY = 86_400
@@ -163,6 +169,8 @@ class RecrawlSite:
         related = [n for n in candidates if n in self._live and n != number][:3]
         links = "".join(f'<a href="{_path(n)}">Page {n}</a> ' for n in related)
         body = f"<article>{paragraphs}</article><nav>Related: {links}</nav>"
+        if number % 5 == STAMPED:
+            body += f"<footer>Served in round {self.round}.</footer>"
         kind = number % 3
         return self._document(
             _path(number),

@@ -347,7 +347,10 @@ def recrawl_schedules_from_settings(
     try:
         default = RecrawlSchedule(**values)
     except ValueError as exc:
-        raise ValueError(f"DEDUP_RECRAWL_*: {exc}") from None
+        given = ", ".join(
+            f"{setting}={values[field]!r}" for setting, field in _RECRAWL_INTERVALS.values()
+        )
+        raise ValueError(f"{exc} ({given})") from None
     overrides = {}
     hosts = settings.getdict("DEDUP_RECRAWL_HOSTS", defaults.DEDUP_RECRAWL_HOSTS)
     for pattern, override in hosts.items():
@@ -377,6 +380,14 @@ def _whole_number(value: Any, where: str) -> int:
     return number
 
 
+def recrawl_signature(rules: UrlRules) -> dict[str, Any]:
+    """What the keys of recrawl records were made with, by setting name."""
+    return {
+        **{f"DEDUP_URL_{name.upper()}": value for name, value in rules.describe().items()},
+        "request key version": KEY_VERSION,
+    }
+
+
 _recrawls: weakref.WeakKeyDictionary[Crawler, Recrawl] = weakref.WeakKeyDictionary()
 
 
@@ -402,12 +413,8 @@ def recrawl_for(crawler: Crawler) -> Recrawl | None:
             "DEDUP_RECRAWL keeps its records in memory only: set DEDUP_STATE_DIR or JOBDIR "
             "so that the next crawl downloads only what changed"
         )
-    signature = {
-        **{f"DEDUP_URL_{name.upper()}": value for name, value in rules.describe().items()},
-        "request key version": KEY_VERSION,
-    }
     every = snapshot_every_from_settings(settings)
-    store = RecrawlStore(state_dir, signature, snapshot_every=every)
+    store = RecrawlStore(state_dir, recrawl_signature(rules), snapshot_every=every)
     recrawl = Recrawl(crawler, store, schedule, overrides, UrlCanonicalizer(rules))
     _recrawls[crawler] = recrawl
     return recrawl

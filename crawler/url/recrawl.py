@@ -10,11 +10,12 @@ their step:
   without a record is due), once per run;
 * ``RecrawlMiddleware``, before the download: :meth:`Recrawl.conditional_headers`
   (``If-None-Match`` / ``If-Modified-Since`` from the record); after it:
-  :meth:`Recrawl.fetched`, which records the answer: a ``304`` is *not modified*; a ``200``
-  waits for the page's text hash;
+  :meth:`Recrawl.fetched`, which records the answer: a ``304`` is *not modified*, a body
+  byte for byte as at the last fetch *unchanged* (neither reaches the callback); another
+  ``200`` waits for the page's text hash;
 * the content pipeline: :meth:`Recrawl.text_hashed` with the hash of the page's main
-  text, which tells *unchanged* from *changed* (a server that ignores validators); without
-  the content level, the hash of the body decides, in :meth:`Recrawl.fetched`;
+  text, which tells *unchanged* (a new date or advert around the same text) from
+  *changed*; without the content level, a new body is *changed*;
 * when the spider is idle: :meth:`Recrawl.due_requests`, pages due that no link led to
   in this run (their only links may be on pages that did not change).
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from dataclasses import replace
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -37,6 +39,7 @@ from scrapy.exceptions import IgnoreRequest
 
 from crawler.url.recrawl_records import RecrawlRecord, etag_to_keep, last_modified_seconds
 from crawler.url.recrawl_schedule import schedule_for
+from crawler.url.recrawl_store import RESET
 from crawler.url.request_keys import request_key
 from crawler.url.request_meta import META_KEY
 
@@ -73,7 +76,8 @@ class NotModified(IgnoreRequest):
 
 class Unchanged(IgnoreRequest):
     """What a request's errback gets when the page came back whole, byte for byte as it
-    was (the content level off, a server that ignores validators)."""
+    was at its last fetch (a server without validators, or one that ignores them): its
+    callback is not called."""
 
 
 class Recrawl:
@@ -193,13 +197,16 @@ class Recrawl:
 
     def fetched(self, request: Request, response: Response) -> None:
         """Record what the download of *request* brought. Raises :class:`NotModified` for
-        a ``304`` to the validators sent, :class:`Unchanged` for a body as it was when
-        nothing hashes its main text; a ``200`` waits for :meth:`text_hashed`."""
+        a ``304`` to the validators sent, :class:`Unchanged` for a body byte for byte as at
+        the last fetch; another ``200`` waits for :meth:`text_hashed` when the content
+        pipeline hashes main texts."""
         if request.method != "GET" or request.body:
             return
         self.open()
         key = self._key(request)
         before = self.store.get(key)
+        if before == RESET:
+            before = None
         now = self.now()
         schedule = self._schedule(request.url)
         etag = etag_to_keep(response.headers.get(b"ETag"))
@@ -212,36 +219,49 @@ class Recrawl:
             self._outcome(request.url, "not_modified", record)
             raise NotModified(f"Not modified since its last fetch: {request.url}")
         if response.status != 200:  # a redirect, an error page: no text to compare
-            outcome: FetchOutcome = "new" if before is None else "unchanged"
             record = schedule.after_fetch(
-                before, now, outcome, etag=etag, last_modified=last_modified
+                before,
+                now,
+                "new" if before is None else "unchanged",
+                etag=etag,
+                last_modified=last_modified,
             )
             self.store.put(key, request.url, record)
             return
-        if not self.hashes_main_text:
-            body_hash = _hash64(response.body)
-            outcome = _outcome(before, body_hash)
+        body_hash = _hash64(response.body)
+        if before is not None and before.body_hash == body_hash:
+            # byte for byte the last body: no text to extract, no new link, no new item
             record = schedule.after_fetch(
-                before, now, outcome, etag=etag, last_modified=last_modified, content_hash=body_hash
+                before,
+                now,
+                "unchanged",
+                etag=etag,
+                last_modified=last_modified,
+                content_hash=before.content_hash,
+                body_hash=body_hash,
             )
             self.store.put(key, request.url, record)
-            self._outcome(request.url, outcome, record)
-            if outcome == "unchanged":
-                raise Unchanged(f"The same body as at its last fetch: {request.url}")
-            return
-        # provisional until the main text's hash comes: kept if it never does (no item)
-        provisional = schedule.after_fetch(
+            self._outcome(request.url, "unchanged", record)
+            raise Unchanged(f"The same body as at its last fetch: {request.url}")
+        outcome: FetchOutcome = "new" if before is None else "changed"
+        record = schedule.after_fetch(
             before,
             now,
-            "new" if before is None else "changed",
+            outcome,
             etag=etag,
             last_modified=last_modified,
             content_hash=None if before is None else before.content_hash,
+            body_hash=body_hash,
         )
-        self.store.put(key, request.url, provisional)
-        self._pending[response.url] = (key, before, provisional)
-        if len(self._pending) > _MOST_PENDING:
-            self._pending.popitem(last=False)
+        self.store.put(key, request.url, record)
+        if outcome == "new" or not self.hashes_main_text:
+            self._outcome(request.url, outcome, record)
+        if self.hashes_main_text:
+            # whether the main text changed with the body, the content pipeline says
+            # (text_hashed); a page that yields no item with its text keeps this record
+            self._pending[response.url] = (key, before, record)
+            if len(self._pending) > _MOST_PENDING:
+                self._pending.popitem(last=False)
 
     # The content pipeline
 
@@ -253,7 +273,11 @@ class Recrawl:
             return False
         key, before, provisional = pending
         text_hash = int.from_bytes(content_hash[:8], "big")
-        outcome = _outcome(before, text_hash)
+        if before is None:  # new: counted at its download
+            record = replace(provisional, content_hash=text_hash)
+            self.store.put(key, self.store.url(key) or url, record)
+            return False
+        outcome: FetchOutcome = "unchanged" if before.content_hash == text_hash else "changed"
         record = self._schedule(url).after_fetch(
             before,
             provisional.fetched_at,
@@ -261,6 +285,7 @@ class Recrawl:
             etag=provisional.etag,
             last_modified=provisional.last_modified,
             content_hash=text_hash,
+            body_hash=provisional.body_hash,
         )
         self.store.put(key, self.store.url(key) or url, record)
         self._outcome(url, outcome, record)
@@ -307,12 +332,3 @@ class Recrawl:
 
 def _hash64(data: bytes) -> int:
     return int.from_bytes(blake2b(data, digest_size=8).digest(), "big")
-
-
-def _outcome(before: RecrawlRecord | None, content_hash: int | None) -> FetchOutcome:
-    """A fetch's outcome from the hash its record held and the one it brought."""
-    if before is None:
-        return "new"
-    if content_hash is not None and before.content_hash == content_hash:
-        return "unchanged"
-    return "changed"

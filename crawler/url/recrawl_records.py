@@ -6,14 +6,15 @@ an unchanged page from a changed one when the server does not answer that questi
 * the validators the server sent: the ``ETag`` as sent (quotes and ``W/`` included, as
   ``If-None-Match`` must repeat it) and ``Last-Modified`` as a second of the epoch;
 * the 64-bit hash of the page's main text the content level computed (``None`` before it did,
-  or for a page with no text);
+  or for a page with no text), and the 64-bit hash of its body: a body identical to the last
+  one needs no extraction to be told unchanged;
 * when the page was last fetched, and its own interval: it is due again that long after;
 * how many not-modified answers came in a row (a server whose validators never change while
   the page does is fetched without validators after a bound: see
   :mod:`crawler.url.recrawl_schedule`).
 
-:func:`encode` writes a record in 11 bytes plus 4 for ``Last-Modified``, 8 for the hash and
-1 + its length for the ETag; an ETag longer than :data:`MAX_ETAG_BYTES` is dropped, never
+:func:`encode` writes a record in 11 bytes plus 4 for ``Last-Modified``, 8 for each hash
+and 1 + its length for the ETag; an ETag longer than :data:`MAX_ETAG_BYTES` is dropped, never
 cut (a cut ETag would never match, and could match another). Times are whole seconds.
 
 Nothing here imports Scrapy.
@@ -41,7 +42,7 @@ __all__ = [
 MAX_ETAG_BYTES = 64
 
 _VERSION = 1
-_HAS_ETAG, _HAS_LAST_MODIFIED, _HAS_CONTENT_HASH = 1, 2, 4
+_HAS_ETAG, _HAS_LAST_MODIFIED, _HAS_CONTENT_HASH, _HAS_BODY_HASH = 1, 2, 4, 8
 # version and flags, fetched at, interval, not-modified answers in a row
 _HEAD = struct.Struct("<BBIIB")
 _SECONDS = struct.Struct("<I")
@@ -65,14 +66,17 @@ class RecrawlRecord:
     last_modified: int | None = None
     content_hash: int | None = None
     not_modified: int = 0
+    body_hash: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("fetched_at", "interval", "last_modified"):
             value = getattr(self, name)
             if value is not None and not 0 <= value <= _LAST_SECOND:
                 raise ValueError(f"{name} must be a second between 0 and 2**32 - 1, not {value!r}")
-        if self.content_hash is not None and not 0 <= self.content_hash < 2**64:
-            raise ValueError(f"content_hash must be a 64-bit hash, not {self.content_hash!r}")
+        for name in ("content_hash", "body_hash"):
+            value = getattr(self, name)
+            if value is not None and not 0 <= value < 2**64:
+                raise ValueError(f"{name} must be a 64-bit hash, not {value!r}")
         if self.etag is not None and not 0 < len(self.etag) <= MAX_ETAG_BYTES:
             raise ValueError(
                 f"an ETag of {len(self.etag)} bytes is not kept (1 to {MAX_ETAG_BYTES}): "
@@ -113,12 +117,15 @@ def encode(record: RecrawlRecord) -> bytes:
         (_HAS_ETAG if record.etag is not None else 0)
         | (_HAS_LAST_MODIFIED if record.last_modified is not None else 0)
         | (_HAS_CONTENT_HASH if record.content_hash is not None else 0)
+        | (_HAS_BODY_HASH if record.body_hash is not None else 0)
     )
     parts = [_HEAD.pack(_VERSION, flags, record.fetched_at, record.interval, record.not_modified)]
     if record.last_modified is not None:
         parts.append(_SECONDS.pack(record.last_modified))
     if record.content_hash is not None:
         parts.append(_HASH.pack(record.content_hash))
+    if record.body_hash is not None:
+        parts.append(_HASH.pack(record.body_hash))
     if record.etag is not None:
         parts += (bytes((len(record.etag),)), record.etag)
     return b"".join(parts)
@@ -132,13 +139,16 @@ def decode(data: bytes) -> RecrawlRecord:
     if version != _VERSION:
         raise ValueError(f"recrawl record version {version} is not known (expected {_VERSION})")
     offset = _HEAD.size
-    last_modified = content_hash = etag = None
+    last_modified = content_hash = body_hash = etag = None
     try:
         if flags & _HAS_LAST_MODIFIED:
             (last_modified,) = _SECONDS.unpack_from(data, offset)
             offset += _SECONDS.size
         if flags & _HAS_CONTENT_HASH:
             (content_hash,) = _HASH.unpack_from(data, offset)
+            offset += _HASH.size
+        if flags & _HAS_BODY_HASH:
+            (body_hash,) = _HASH.unpack_from(data, offset)
             offset += _HASH.size
         if flags & _HAS_ETAG:
             length = data[offset]
@@ -150,7 +160,9 @@ def decode(data: bytes) -> RecrawlRecord:
         raise ValueError(f"a recrawl record is cut short ({len(data)} bytes)") from exc
     if offset != len(data):
         raise ValueError(f"a recrawl record has {len(data) - offset} bytes too many")
-    return RecrawlRecord(fetched_at, interval, etag, last_modified, content_hash, not_modified)
+    return RecrawlRecord(
+        fetched_at, interval, etag, last_modified, content_hash, not_modified, body_hash
+    )
 
 
 def etag_to_keep(value: bytes | str | None) -> bytes | None:

@@ -95,10 +95,12 @@ class RecrawlSchedule:
         etag: bytes | None = None,
         last_modified: int | None = None,
         content_hash: int | None = None,
+        body_hash: int | None = None,
     ) -> RecrawlRecord:
-        """The record after a fetch at *now* that found *outcome*, with the validators and
-        main-text hash it brought. A 304 keeps what the record knew unless it sends new
-        validators, and counts one more not-modified answer; any 200 resets that count.
+        """The record after a fetch at *now* that found *outcome*, with the validators,
+        main-text hash and body hash it brought. A 304 keeps what the record knew unless it
+        sends new validators, and counts one more not-modified answer; any 200 resets that
+        count.
 
         >>> schedule = RecrawlSchedule()
         >>> first = schedule.after_fetch(None, 1000, "new", etag=b'"a"', content_hash=7)
@@ -109,7 +111,9 @@ class RecrawlSchedule:
         (129600, 1, b'"a"', 7)
         """
         if record is None or outcome == "new":
-            return RecrawlRecord(now, self.first, etag, last_modified, content_hash)
+            return RecrawlRecord(
+                now, self.first, etag, last_modified, content_hash, body_hash=body_hash
+            )
         interval = self.next_interval(record.interval, outcome)
         if outcome == "not_modified":
             return replace(
@@ -120,7 +124,7 @@ class RecrawlSchedule:
                 last_modified=last_modified if last_modified is not None else record.last_modified,
                 not_modified=min(record.not_modified + 1, 255),
             )
-        return RecrawlRecord(now, interval, etag, last_modified, content_hash)
+        return RecrawlRecord(now, interval, etag, last_modified, content_hash, body_hash=body_hash)
 
 
 def schedule_for(

@@ -10,6 +10,7 @@ is refused (:class:`~crawler.state.persistence.StateFileError`), as the seen URL
 An entry is the request key (16 bytes), then one byte giving the length of the encoded
 record (:func:`crawler.url.recrawl_records.encode`), the record, and the page's URL in
 UTF-8: the URL is what lets a crawl request a page that is due when no link leads to it.
+``scrapy dedup-forget --recrawl`` replaces a record with :data:`RESET`.
 
 Nothing here imports Scrapy.
 """
@@ -27,7 +28,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from pathlib import Path
 
-__all__ = ["RecrawlStore"]
+__all__ = ["RESET", "RecrawlStore"]
+
+#: The record of a page reset: due now, and fetched as a page never seen (its first
+#: fetch is at second 0 of the epoch, which no real fetch is).
+RESET = RecrawlRecord(fetched_at=0, interval=0)
 
 _ENTRY_SIZE = struct.Struct("<I")
 
@@ -75,11 +80,26 @@ class RecrawlStore:
         if self._journal is None or self._snapshot_path is None:
             return
         self._snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+        self._load_snapshot()
+        self._journal.open(self._replay)
+        self._since_snapshot = self._journal.records
+
+    def read(self) -> None:
+        """Load the snapshot and the journal without writing, truncating or locking
+        anything, e.g. while a crawl is using them (journal first: a snapshot written
+        meanwhile holds what it held; a torn last record is left out)."""
+        if self._journal is None:
+            return
+        records = self._journal.read()
+        self._load_snapshot()
+        for record in records:
+            self._replay(record)
+
+    def _load_snapshot(self) -> None:
+        assert self._snapshot_path is not None
         snapshot = read_snapshot(self._snapshot_path, self.kind, self.signature)
         if snapshot is not None:
             self._load(snapshot[1], str(self._snapshot_path))
-        self._journal.open(self._replay)
-        self._since_snapshot = self._journal.records
 
     def _load(self, payload: bytes, source: str) -> None:
         offset = 0
@@ -118,6 +138,16 @@ class RecrawlStore:
         self._entries[key] = value
         if self._journal is not None and self._since_snapshot >= self.snapshot_every:
             self.snapshot()
+
+    def reset(self, key: bytes) -> bool:
+        """Make the page of *key* due now, as if never fetched (:data:`RESET`: no
+        validators, no hashes); whether it had a record. Its URL is kept: a crawl requests
+        it when no link does."""
+        url = self.url(key)
+        if url is None:
+            return False
+        self.put(key, url, RESET)
+        return True
 
     def due(self, now: int) -> Iterator[tuple[bytes, str, RecrawlRecord]]:
         """``(key, url, record)`` of every page due at *now*, in no particular order."""

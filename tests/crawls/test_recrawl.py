@@ -14,7 +14,7 @@ import pickle
 import signal
 import subprocess
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from scrapy.settings import Settings
@@ -23,7 +23,14 @@ from crawler.demo.recrawl_site import IGNORES_VALIDATORS, LISTING_SIZE, RecrawlS
 from crawler.url.configuration import url_rules_from_settings, url_signature
 from crawler.url.frontier import Frontier
 from crawler.url.stores.bloom import BloomSeenSet
-from tests.conftest import REPO_ROOT, _child_env, final_stat, run_scrapy, scrapy_crawl_command
+from tests.conftest import (
+    REPO_ROOT,
+    _child_env,
+    final_stat,
+    run_scrapy,
+    scrapy_command,
+    scrapy_crawl_command,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -128,12 +135,17 @@ def test_a_recrawl_emits_what_changed_and_asks_for_the_rest_with_validators(
                                  "304": not_modified_count}  # fmt: skip
     assert final_stat(log, "dedup/recrawl/not_modified") == not_modified_count
     assert final_stat(log, "dedup/recrawl/changed") == len(changed)
-    # the pages without validators, or whose server ignores them, that did not change
+    # the pages without validators, or whose server ignores them, that did not change: byte
+    # for byte (told at download, no callback), or but for the round in their footer (told
+    # by their main text, their item dropped)
     unchanged = {path for path, whole in answered.items() if whole} - changed
     assert {f"/p/{n}" for n in range(0, PAGES, IGNORES_VALIDATORS)} <= unchanged
+    stamped = {path for path in unchanged if site.resolve(path).body != before.resolve(path).body}
+    assert stamped and stamped < unchanged
     assert final_stat(log, "dedup/recrawl/unchanged") == len(unchanged)
-    assert final_stat(log, "dedup/content/unchanged") == len(unchanged)
-    assert recrawls.audited("content", "unchanged") == unchanged
+    assert final_stat(log, "dedup/content/unchanged") == len(stamped)
+    assert recrawls.audited("content", "unchanged") == stamped
+    assert recrawls.audited("recrawl", "unchanged") == unchanged
     assert len(recrawls.audited("recrawl", "not_modified")) == not_modified_count
     assert final_stat(log, "dedup/recrawl/handed_out") >= 1
     assert final_stat(log, "dedup/content/exact") + final_stat(log, "dedup/content/near") == 0
@@ -164,11 +176,16 @@ def test_with_mark_an_unchanged_page_is_marked_unchanged_not_a_duplicate(
     server = demo_site_process_factory(site="recrawl", articles=PAGES)
     recrawls = Recrawls(server, tmp_path, "-s", "DEDUP_CONTENT_ACTION=mark")
     first, _ = recrawls.crawl()
+    server._control("change/3")  # a round goes by
     second, log = recrawls.crawl()
-    # a page without validators comes back whole, and with its text: marked unchanged
-    assert "/p/5" in first and second["/p/5"].get("unchanged") is True
-    marked: dict[str, Any] = second["/p/5"]
-    assert "duplicate_of" not in marked
+    changed = second.pop("/p/3")
+    assert changed["title"] == "Page 3, version 1" and "unchanged" not in changed
+    # 11 sends no validators and names the round in its footer: its bytes changed, its text
+    # did not, so its item is marked; 5, byte for byte the same, yields no item at all
+    assert {"/p/5", "/p/11"} <= first.keys()
+    assert second["/p/11"]["unchanged"] is True and "/p/5" not in second
+    assert all(item.get("unchanged") is True for item in second.values())
+    assert not any("duplicate_of" in item for item in second.values())
     assert final_stat(log, "dedup/content/unchanged") == len(second)
 
 
@@ -232,3 +249,41 @@ def test_a_kill_during_a_recrawl_loses_no_due_page_and_repeats_only_what_was_in_
     emitted = [urlsplit(item["url"]).path for item in killed_items] + list(last)
     assert sorted(emitted) == sorted(changed)  # each changed page once
     assert "Traceback" not in log
+
+
+def test_dedup_inspect_shows_a_pages_record_and_dedup_forget_makes_it_due(
+    demo_site_process_factory: Callable[..., DemoSiteProcess], tmp_path: Path
+) -> None:
+    server = demo_site_process_factory(site="recrawl", articles=PAGES)
+    # a Bloom filter, which cannot forget a URL: the record is what a reset removes
+    recrawls = Recrawls(
+        server,
+        tmp_path,
+        *("-s", "DEDUP_RECRAWL_FIRST_INTERVAL=3600", "-s", "DEDUP_RECRAWL_MAX_INTERVAL=7200"),
+    )
+    recrawls.crawl(wait=0)
+    page, other = f"{server.url}p/3", f"{server.url}p/4"
+    state = ["-s", f"DEDUP_STATE_DIR={tmp_path / 'state'}"]
+
+    shown = scrapy_command("dedup-inspect", "--json", "--url", page, *state)
+    assert shown.returncode == 0, shown.stderr
+    recrawl = json.loads(shown.stdout)["recrawl"]
+    assert (recrawl["records"], recrawl["due_now"]) == (len(RecrawlSite(pages=PAGES).resources), 0)
+    (entry,) = recrawl["urls"]
+    sent = RecrawlSite(pages=PAGES).resolve("/p/3").headers["ETag"]
+    assert entry["record"]["etag"] == sent and entry["record"]["interval_seconds"] == 3600
+    assert 3500 < entry["record"]["due_in_seconds"] <= 3600
+    assert "due in 60 min" in scrapy_command("dedup-inspect", "--url", page, *state).stdout
+
+    reset = scrapy_command("dedup-forget", "--recrawl", page, *state)
+    assert reset.returncode == 0, reset.stderr
+    assert reset.stdout.split() == ["reset", page]
+    again, _ = recrawls.crawl(wait=0)
+    # requested when the spider is idle, as no link leads to it (the start page is not
+    # due), and downloaded whole, as a new page: its item is emitted again
+    assert server.hits()["by_resource"] == {"/p/3": 1}
+    assert server.hits()["by_status"] == {"200": 1}
+    assert set(again) == {"/p/3"}
+    shown = scrapy_command("dedup-inspect", "--json", "--url", page, "--url", other, *state)
+    urls = json.loads(shown.stdout)["recrawl"]["urls"]
+    assert urls[0]["record"]["fetched_at"] > urls[1]["record"]["fetched_at"]

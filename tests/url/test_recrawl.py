@@ -26,6 +26,7 @@ RECORDS = st.builds(
     last_modified=st.none() | SECONDS,
     content_hash=st.none() | st.integers(0, 2**64 - 1),
     not_modified=st.integers(0, 255),
+    body_hash=st.none() | st.integers(0, 2**64 - 1),
 )
 
 
@@ -37,6 +38,7 @@ def test_a_record_reads_back_as_written(record: RecrawlRecord) -> None:
         11
         + (4 if record.last_modified is not None else 0)
         + (8 if record.content_hash is not None else 0)
+        + (8 if record.body_hash is not None else 0)
         + (1 + len(record.etag) if record.etag is not None else 0)
     )
 
@@ -71,7 +73,13 @@ def test_an_etag_too_long_to_keep_is_dropped_not_cut() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("fetched_at", -1), ("interval", 2**32), ("content_hash", 2**64), ("not_modified", 256)],
+    [
+        ("fetched_at", -1),
+        ("interval", 2**32),
+        ("content_hash", 2**64),
+        ("body_hash", -1),
+        ("not_modified", 256),
+    ],
 )
 def test_a_record_out_of_its_bounds_names_the_field(field: str, value: int) -> None:
     fields = {"fetched_at": 0, "interval": 60, field: value}

@@ -17,7 +17,7 @@ from crawler.state.persistence import StateFileError
 from crawler.url.configuration import recrawl_schedules_from_settings
 from crawler.url.recrawl_records import RecrawlRecord
 from crawler.url.recrawl_schedule import RecrawlSchedule
-from crawler.url.recrawl_store import RecrawlStore
+from crawler.url.recrawl_store import RESET, RecrawlStore
 from crawler.url.request_keys import request_key
 from tests.conftest import REPO_ROOT, _child_env
 
@@ -124,7 +124,7 @@ def test_the_schedule_settings_make_the_schedules() -> None:
     [
         ({"DEDUP_RECRAWL_MIN_INTERVAL": "an hour"}, "DEDUP_RECRAWL_MIN_INTERVAL='an hour'"),
         ({"DEDUP_RECRAWL_MAX_INTERVAL": 1.5}, "DEDUP_RECRAWL_MAX_INTERVAL=1.5"),
-        ({"DEDUP_RECRAWL_MIN_INTERVAL": 90_000}, "minimum <= first"),
+        ({"DEDUP_RECRAWL_MIN_INTERVAL": 90_000}, "DEDUP_RECRAWL_MIN_INTERVAL=90000"),
         ({"DEDUP_RECRAWL_MOST_NOT_MODIFIED": 0}, "most_not_modified"),
         ({"DEDUP_RECRAWL_HOSTS": {"a.example": {"min": 1}}}, "DEDUP_RECRAWL_HOSTS['a.example']"),
         (
@@ -137,3 +137,15 @@ def test_a_bad_schedule_setting_is_named(settings: dict[str, object], named: str
     with pytest.raises(ValueError) as error:
         recrawl_schedules_from_settings(Settings(settings))
     assert named in str(error.value)
+
+
+def test_a_reset_page_is_due_now_as_a_page_never_fetched(tmp_path: Path) -> None:
+    store = RecrawlStore(tmp_path, SIGNATURE)
+    store.open()
+    store.put(key(1), "https://example.com/p/1", record(1))
+    assert store.reset(key(1)) and not store.reset(key(2))
+    store.close()
+    again = RecrawlStore(tmp_path, SIGNATURE)
+    again.read()
+    assert again.get(key(1)) == RESET and again.url(key(1)) == "https://example.com/p/1"
+    assert [url for _, url, _ in again.due(now=1)] == ["https://example.com/p/1"]
