@@ -54,13 +54,16 @@ from urllib.parse import urlsplit
 
 from learned_rules import control, start_server
 from machine import machine_facts
+from redis_urlfilter import local_redis_server
 from scrapy.settings import Settings
 
 from crawler.demo.recrawl_site import RecrawlSite
+from crawler.redis.connection import RedisConnection
 from crawler.state.persistence import read_header
 from crawler.url.canonical import UrlCanonicalizer
 from crawler.url.configuration import url_rules_from_settings
-from crawler.url.recrawl_records import RecrawlRecord
+from crawler.url.recrawl_records import RecrawlRecord, encode
+from crawler.url.recrawl_redis_store import RedisRecrawlStore
 from crawler.url.recrawl_store import RecrawlStore
 from crawler.url.request_keys import request_key
 
@@ -185,6 +188,35 @@ def records_at_scale(count: int) -> dict[str, float]:
         }
 
 
+def redis_records_at_scale(count: int) -> dict[str, float]:
+    """Bytes of Redis memory a URL of *count* shared records like :func:`records_at_scale`'s
+    (``used_memory`` before and after), on a new local ``redis-server``."""
+    import redis
+
+    with local_redis_server() as url:
+        client = redis.Redis.from_url(url)
+        store = RedisRecrawlStore(RedisConnection(url), "bench:dupefilter", {})
+        before = client.info("memory")["used_memory"]
+        pipeline = client.pipeline(transaction=False)
+        for number in range(count):
+            page = f"https://www.example.com/section-{number % 50}/{number}-a-title-in-words.html"
+            etag = f'"{number:x}-5f3a1c2b"'.encode() if number % 3 == 0 else None
+            modified = 1_700_000_000 + number if number % 3 == 1 else None
+            record = RecrawlRecord(
+                1_750_000_000, 86_400, etag, modified, number * 7919, body_hash=number * 104_729
+            )
+            key = request_key("GET", page)
+            encoded = encode(record)
+            value = bytes((len(encoded),)) + encoded + page.encode()
+            pipeline.hset(store.bucket(key), key, value)
+            if number % 10_000 == 9_999:
+                pipeline.execute()
+        pipeline.execute()
+        client.set(store.count_key, count)
+        used = client.info("memory")["used_memory"] - before
+        return {"memory": used / count}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=2000, help="pages of the site")
@@ -306,10 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.records:
         scale = records_at_scale(args.records)
+        shared = redis_records_at_scale(args.records)
         print(
             f"At {args.records:,} URLs (synthetic records, URLs of {scale['url_chars']:.0f} "
             f"characters on average): {scale['disk']:.1f} bytes a URL on disk, "
-            f"{scale['memory']:.1f} in memory."
+            f"{scale['memory']:.1f} in memory; shared in Redis, {shared['memory']:.1f} bytes "
+            "a URL of used_memory."
         )
     print(f"\nMachine: {json.dumps(machine_facts('scrapy'))}")
     print(

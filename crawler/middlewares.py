@@ -51,6 +51,7 @@ from scrapy.utils.asyncio import call_later
 from crawler import defaults, signals
 from crawler.audit import AuditLog, audit_path_from_settings
 from crawler.content.item_pages import ItemPage, ItemPages, item_pages, page_fields_from_settings
+from crawler.redis.connection import RedisUnavailable
 from crawler.url.configuration import check_url_state, recrawl_for
 from crawler.url.request_meta import META_HELD, META_ITEMS_SETTLED, META_UNCHECKED
 
@@ -404,6 +405,9 @@ class RecrawlMiddleware:
         recrawl = recrawl_for(crawler)
         if recrawl is None:
             raise NotConfigured  # DEDUP_RECRAWL off: said nowhere, as Scrapy's HTTP cache
+        if recrawl.store.shared:
+            # records shared with other rules stop the crawl here, as a bad setting does
+            recrawl.open()
         return cls(crawler, recrawl)
 
     def process_request(self, request: Request) -> None:
@@ -416,12 +420,14 @@ class RecrawlMiddleware:
             # raised here, it reaches no downloader middleware's process_exception
             self.crawler.signals.send_catch_log(signal=signals.request_finished, request=request)
             raise
-        except OSError as exc:
+        except (OSError, RedisUnavailable) as exc:
+            self.crawler.stats.inc_value("dedup/recrawl/unrecorded")
             if not self._unwritable_warned:
                 self._unwritable_warned = True
                 logger.error(
-                    "Recrawl records cannot be written (DEDUP_STATE_DIR): %(error)s; pages "
-                    "are passed on as if new meanwhile",
+                    "Recrawl records cannot be written (DEDUP_STATE_DIR, or Redis): "
+                    "%(error)s; pages are passed on as if new meanwhile "
+                    "(dedup/recrawl/unrecorded)",
                     {"error": exc},
                 )
         return response

@@ -315,7 +315,11 @@ class NearDuplicatePipeline:
         if self.recrawl is not None and text is None:
             page_url = source.url if source is not None else url
             content_hash = _NO_TEXT_HASH if decision is None else decision.content_hash
-            if self.recrawl.text_hashed(page_url, content_hash):
+            try:
+                unchanged = self.recrawl.text_hashed(page_url, content_hash)
+            except (OSError, RedisUnavailable):
+                unchanged = False  # kept: the record stays as its download left it
+            if unchanged:
                 return self._unchanged(item, url, decision)
         if decision is None or not decision.normalized_length:
             self.report.count("no_text")

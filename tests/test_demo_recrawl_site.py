@@ -14,6 +14,7 @@ import pytest
 from crawler.demo.recrawl_site import (
     IGNORES_VALIDATORS,
     STALE_ETAG,
+    STAMPED,
     RecrawlSite,
     not_modified,
 )
@@ -53,9 +54,11 @@ def test_a_round_changes_adds_and_removes_its_shares_of_the_pages() -> None:
     assert set(moved["added"]) == {p for p in set(after) - set(before) if p.startswith("/p/")}
     assert set(moved["removed"]) == set(before) - set(after)
     assert all(site.resolve(path).status == 404 for path in moved["removed"])
-    # most pages are linked from pages that did not change
+    # most pages are linked from pages that did not change (but for the footer of one in 5)
     unchanged = {path for path in after if path in before and before[path] == after[path]}
-    assert len(unchanged) > 0.9 * len(after)
+    stamped = {path for path in after if path[:3] == "/p/" and int(path[3:]) % 5 == STAMPED}
+    # 5% changed, 1% added, about 3% linking a removed page, the listings of both: under 15%
+    assert len(unchanged) > 0.85 * len(set(after) - stamped)
 
 
 def test_the_same_arguments_and_rounds_give_the_same_site() -> None:

@@ -45,8 +45,12 @@ COMMANDS_RUN_BY = {
     r"scrapy dedup-inspect site -s JOBDIR=\S+": (
         "tests/test_commands_dedup_inspect.py::test_human_output"
     ),
-    r"scrapy dedup-forget -s JOBDIR=\S+ .*": (
+    r"scrapy dedup-forget -s JOBDIR=\S+ (?!--recrawl).*": (
         "tests/test_commands_dedup_forget.py::test_memory_store_forgets"
+    ),
+    r"scrapy dedup-(inspect|forget) -s JOBDIR=\S+ --(url|recrawl) .*": (
+        "tests/crawls/test_recrawl.py::"
+        "test_dedup_inspect_shows_a_pages_record_and_dedup_forget_makes_it_due"
     ),
     r"scrapy crawl articles -a url=\S+ -o articles\.jsonl -s JOBDIR=\S+": (
         "tests/test_examples.py::test_the_example_project_crawls_each_article_once"

@@ -22,6 +22,7 @@ from crawler.url.canonical import UrlCanonicalizer, UrlRules
 from crawler.url.frontier import check_files as check_frontier_files
 from crawler.url.generations import Generations
 from crawler.url.recrawl import Recrawl
+from crawler.url.recrawl_redis_store import RedisRecrawlStore
 from crawler.url.recrawl_schedule import RecrawlSchedule
 from crawler.url.recrawl_store import RecrawlStore
 from crawler.url.request_keys import KEY_VERSION
@@ -400,13 +401,17 @@ def recrawl_for(crawler: Crawler) -> Recrawl | None:
         return None
     if crawler in _recrawls:
         return _recrawls[crawler]
-    if url_backend_from_settings(settings) in REDIS_BACKENDS:
-        raise ValueError(
-            "DEDUP_RECRAWL keeps its records in the state directory of one machine for "
-            f"now: it does not work with DEDUP_URL_BACKEND={settings['DEDUP_URL_BACKEND']!r}"
-        )
     schedule, overrides = recrawl_schedules_from_settings(settings)
     rules = url_rules_from_settings(settings)
+    store: RecrawlStore | RedisRecrawlStore
+    if url_backend_from_settings(settings) in REDIS_BACKENDS:
+        base = redis_key_base(settings, getattr(crawler.spidercls, "name", ""))
+        store = RedisRecrawlStore(
+            connection_from_settings(settings), base, recrawl_signature(rules)
+        )
+        recrawl = Recrawl(crawler, store, schedule, overrides, UrlCanonicalizer(rules))
+        _recrawls[crawler] = recrawl
+        return recrawl
     state_dir = state_dir_from_settings(settings, check_free=False)
     if state_dir is None:
         logger.warning(

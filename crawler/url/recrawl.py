@@ -25,6 +25,7 @@ counted in ``dedup/recrawl/<outcome>``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import OrderedDict
@@ -37,6 +38,7 @@ from scrapy import Request
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 
+from crawler.redis.connection import RedisUnavailable
 from crawler.url.recrawl_records import RecrawlRecord, etag_to_keep, last_modified_seconds
 from crawler.url.recrawl_schedule import schedule_for
 from crawler.url.recrawl_store import RESET
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from crawler.url.canonical import UrlCanonicalizer
+    from crawler.url.recrawl_redis_store import RedisRecrawlStore
     from crawler.url.recrawl_schedule import FetchOutcome, RecrawlSchedule
     from crawler.url.recrawl_store import RecrawlStore
 
@@ -67,6 +70,12 @@ META_CONDITIONAL = "dedup_recrawl_conditional"
 _MOST_PENDING = 10_000
 #: Due pages handed to the scheduler each time the spider is idle.
 IDLE_BATCH = 1000
+#: Seconds before the records are read again for due pages after a reading found none
+#: (a spider kept open while idle, as scrapy-redis's are, is idle every 5 seconds).
+IDLE_PASS_EVERY = 60.0
+#: Seconds a page claimed in a shared store stays claimed: the claiming worker's fetch
+#: rewrites its record long before; a worker killed meanwhile leaves it due again then.
+LEASE = 600
 
 
 class NotModified(IgnoreRequest):
@@ -87,7 +96,7 @@ class Recrawl:
     def __init__(
         self,
         crawler: Crawler,
-        store: RecrawlStore,
+        store: RecrawlStore | RedisRecrawlStore,
         schedule: RecrawlSchedule,
         overrides: Mapping[str, RecrawlSchedule],
         canonicalize: UrlCanonicalizer,
@@ -104,7 +113,11 @@ class Recrawl:
         #: Whether the content pipeline hashes the pages' main text (else: the body).
         self.hashes_main_text = False
         self._claimed: set[bytes] = set()
+        #: claimed keys -> their record before the claim (a shared store's claim rewrites it)
+        self._before: dict[bytes, RecrawlRecord | None] = {}
         self._handed: set[bytes] = set()
+        self._next_pass_at = 0.0
+        self._unavailable_warned = False
         self._due_pass: Iterator[tuple[bytes, str, RecrawlRecord]] | None = None
         self._pending: OrderedDict[str, tuple[bytes, RecrawlRecord | None, RecrawlRecord]] = (
             OrderedDict()
@@ -122,6 +135,12 @@ class Recrawl:
             return
         self._opened = True
         self.store.open()
+        if self.store.shared:  # every bucket read: for the idle hand-off only
+            logger.info(
+                "Recrawl: %(records)d pages recorded, shared in Redis",
+                {"records": len(self.store)},
+            )
+            return
         due = sum(1 for _ in self.store.due(self.now()))
         logger.info(
             "Recrawl: %(records)d pages recorded, %(due)d due now",
@@ -133,7 +152,8 @@ class Recrawl:
         if not self._opened:
             return
         self._opened = False
-        self.stats.set_value("dedup/recrawl/records", len(self.store))
+        with contextlib.suppress(RedisUnavailable):
+            self.stats.set_value("dedup/recrawl/records", len(self.store))
         self.store.close()
         self.stats.set_value("dedup/recrawl/state_bytes", self.store.disk_bytes())
 
@@ -148,23 +168,43 @@ class Recrawl:
         """*key* is fetched in this run (a new URL): not due again before the run ends."""
         self._claimed.add(key)
 
-    def is_due(self, key: bytes, request: Request) -> bool:
-        """Whether the page of *request*, whose URL was seen, is due, without claiming it."""
-        if request.method != "GET" or request.body or key in self._claimed:
-            return False
-        self.open()
-        record = self.store.get(key)
-        return record is None or record.due_at <= self.now()
-
     def claim_if_due(self, key: bytes, request: Request) -> bool:
         """Whether *request*, whose URL was seen, goes to download because its page is
-        due; it is then claimed for this run (a second link to it is filtered)."""
-        if not self.is_due(key, request):
+        due; it is then claimed for this run (a second link to it is filtered) and, in a
+        shared store, for :data:`LEASE` seconds for every worker. A local page without a
+        record is due (seen before ``DEDUP_RECRAWL`` was on); a shared one is not (another
+        worker may be fetching it for the first time). While Redis fails, not due."""
+        if request.method != "GET" or request.body or key in self._claimed:
+            return False
+        try:
+            self.open()
+            due, before = self.store.claim_if_due(key, self.now(), LEASE)
+        except RedisUnavailable as exc:
+            self._unavailable(exc)
+            return False
+        if not due:
             return False
         self._claimed.add(key)
+        self._before[key] = before
         request.meta[META_DUE] = True
         self.stats.inc_value("dedup/recrawl/due")
         return True
+
+    def _record_before(self, key: bytes) -> RecrawlRecord | None:
+        """The record of *key* as this run found it (before its claim)."""
+        if key in self._before:
+            return self._before[key]
+        return self.store.get(key)
+
+    def _unavailable(self, error: RedisUnavailable) -> None:
+        self.stats.inc_value("dedup/recrawl/unchecked")
+        if not self._unavailable_warned:
+            self._unavailable_warned = True
+            logger.warning(
+                "Recrawl records unavailable: %(error)s; meanwhile seen pages are not "
+                "recrawled and fetched pages are not recorded (dedup/recrawl/unchecked)",
+                {"error": error},
+            )
 
     # RecrawlMiddleware
 
@@ -183,8 +223,12 @@ class Recrawl:
             return
         if b"If-None-Match" in request.headers or b"If-Modified-Since" in request.headers:
             return  # the spider's own
-        self.open()
-        record = self.store.get(self._key(request))
+        try:
+            self.open()
+            record = self._record_before(self._key(request))
+        except RedisUnavailable as exc:
+            self._unavailable(exc)
+            return
         if record is None or (record.etag is None and record.last_modified is None):
             return
         if not self._schedule(request.url).sends_validators(record):
@@ -204,7 +248,7 @@ class Recrawl:
             return
         self.open()
         key = self._key(request)
-        before = self.store.get(key)
+        before = self._before.pop(key) if key in self._before else self.store.get(key)
         if before == RESET:
             before = None
         now = self.now()
@@ -297,7 +341,17 @@ class Recrawl:
         """Requests for pages due now that this run has neither fetched nor handed out,
         at most *limit*; the spider's default callback gets them (``parse``). Records are
         read in one pass, continued at each call: a new pass starts when one ends."""
-        self.open()
+        if self._due_pass is None and time.monotonic() < self._next_pass_at:
+            return []
+        try:
+            self.open()
+            return self._due_requests(limit)
+        except RedisUnavailable as exc:
+            self._unavailable(exc)
+            self._due_pass = None
+            return []
+
+    def _due_requests(self, limit: int) -> list[Request]:
         requests: list[Request] = []
         for _ in range(2):  # the pass under way, then a new one
             if self._due_pass is None:
@@ -313,6 +367,8 @@ class Recrawl:
                 self._due_pass = None
             if requests:
                 break
+        if not requests:  # none due: read them again a while later, not at every idle
+            self._next_pass_at = time.monotonic() + IDLE_PASS_EVERY
         self.stats.inc_value("dedup/recrawl/handed_out", len(requests))
         return requests
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from pathlib import Path
 
-__all__ = ["RESET", "RecrawlStore"]
+__all__ = ["RESET", "RecordsByKey", "RecrawlStore"]
 
 #: The record of a page reset: due now, and fetched as a page never seen (its first
 #: fetch is at second 0 of the epoch, which no real fetch is).
@@ -37,7 +37,28 @@ RESET = RecrawlRecord(fetched_at=0, interval=0)
 _ENTRY_SIZE = struct.Struct("<I")
 
 
-class RecrawlStore:
+class RecordsByKey:
+    """What every store of recrawl records does the same way with its own :meth:`url` and
+    :meth:`put`."""
+
+    def url(self, key: bytes) -> str | None:
+        raise NotImplementedError
+
+    def put(self, key: bytes, url: str, record: RecrawlRecord) -> None:
+        raise NotImplementedError
+
+    def reset(self, key: bytes) -> bool:
+        """Make the page of *key* due now, as if never fetched (:data:`RESET`: no
+        validators, no hashes); whether it had a record. Its URL is kept: a crawl requests
+        it when no link does."""
+        url = self.url(key)
+        if url is None:
+            return False
+        self.put(key, url, RESET)
+        return True
+
+
+class RecrawlStore(RecordsByKey):
     """Recrawl records by request key (see the module's documentation); in memory only
     when *state_dir* is ``None``.
 
@@ -51,6 +72,7 @@ class RecrawlStore:
     """
 
     kind = "recrawl-records"
+    shared = False
 
     def __init__(
         self,
@@ -139,15 +161,12 @@ class RecrawlStore:
         if self._journal is not None and self._since_snapshot >= self.snapshot_every:
             self.snapshot()
 
-    def reset(self, key: bytes) -> bool:
-        """Make the page of *key* due now, as if never fetched (:data:`RESET`: no
-        validators, no hashes); whether it had a record. Its URL is kept: a crawl requests
-        it when no link does."""
-        url = self.url(key)
-        if url is None:
-            return False
-        self.put(key, url, RESET)
-        return True
+    def claim_if_due(self, key: bytes, now: int, lease: int) -> tuple[bool, RecrawlRecord | None]:
+        """Whether the page of *key* is due at *now* (a seen page without a record is:
+        seen before ``DEDUP_RECRAWL`` was on), and its record. One process uses the store:
+        the caller remembers its claims, and *lease* is not needed."""
+        record = self.get(key)
+        return record is None or record.due_at <= now, record
 
     def due(self, now: int) -> Iterator[tuple[bytes, str, RecrawlRecord]]:
         """``(key, url, record)`` of every page due at *now*, in no particular order."""

@@ -9,10 +9,7 @@ about 2 s, and a page fetched in it is not due twice in one run whatever its int
 from __future__ import annotations
 
 import json
-import os
 import pickle
-import signal
-import subprocess
 import time
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -24,19 +21,19 @@ from crawler.url.configuration import url_rules_from_settings, url_signature
 from crawler.url.frontier import Frontier
 from crawler.url.stores.bloom import BloomSeenSet
 from tests.conftest import (
-    REPO_ROOT,
-    _child_env,
     final_stat,
     run_scrapy,
     scrapy_command,
     scrapy_crawl_command,
 )
+from tests.crawls.test_distributed import run_workers
+from tests.crawls.test_resume import kill_when
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from tests.conftest import DemoSiteProcess
+    from tests.conftest import DemoSiteProcess, RedisServerProcess
 
 PAGES = 60
 FIRST_INTERVAL = 2
@@ -218,22 +215,7 @@ def test_a_kill_during_a_recrawl_loses_no_due_page_and_repeats_only_what_was_in_
     server.reset()
     killed_feed = tmp_path / "killed.jsonl"
     command = scrapy_crawl_command(server.url, *recrawls.settings, "-O", str(killed_feed))
-    process = subprocess.Popen(
-        command,
-        cwd=REPO_ROOT,
-        env=_child_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while server.hits()["total"] < len(site.resources) // 2:
-            assert process.poll() is None, "the recrawl ended before it could be killed"
-            assert time.monotonic() < deadline, "the recrawl made no progress"
-            time.sleep(0.005)
-        os.kill(process.pid, signal.SIGKILL)
-    finally:
-        process.wait()
+    kill_when(command, lambda: server.hits()["total"] >= len(site.resources) // 2)
     at_kill = server.hits()["by_resource"]
     assert set(at_kill) < site.resources, "the kill came after every page was fetched"
     in_flight = pending_paths(tmp_path / "state") & set(at_kill)
@@ -287,3 +269,46 @@ def test_dedup_inspect_shows_a_pages_record_and_dedup_forget_makes_it_due(
     shown = scrapy_command("dedup-inspect", "--json", "--url", page, "--url", other, *state)
     urls = json.loads(shown.stdout)["recrawl"]["urls"]
     assert urls[0]["record"]["fetched_at"] > urls[1]["record"]["fetched_at"]
+
+
+def test_three_workers_on_redis_share_one_schedule(
+    demo_site_process_factory: Callable[..., DemoSiteProcess], redis_server: RedisServerProcess
+) -> None:
+    server = demo_site_process_factory(site="recrawl", articles=PAGES)
+    # claims last for one run of a worker, and a page fetched is not due again before its
+    # interval: longer than a round of the three workers here (about 6 s), as an hour
+    # is longer than most crawls
+    interval = 20
+    settings = {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "SCHEDULER_PERSIST": "True",
+        "DEDUP_URL_BACKEND": "redis",
+        "DEDUP_RECRAWL": "True",
+        "DEDUP_RECRAWL_FIRST_INTERVAL": str(interval),
+        "DEDUP_RECRAWL_MIN_INTERVAL": str(interval),
+        "DEDUP_RECRAWL_MAX_INTERVAL": "600",
+    }
+    run_workers(server, redis_server, settings)
+    site, before = RecrawlSite(pages=PAGES), RecrawlSite(pages=PAGES)
+    assert server.hits()["by_resource"] == dict.fromkeys(site.resources, 1)
+    changed = {"/p/4", "/p/5", "/p/6"}
+    for path in changed:
+        server._control(f"change/{path[3:]}")
+        site.change(int(path[3:]))
+    time.sleep(interval + 1)
+    server.reset()
+
+    logs = run_workers(server, redis_server, settings)
+
+    hits = server.hits()
+    # every page was due: each fetched once, by one of the workers
+    assert hits["by_resource"] == dict.fromkeys(site.resources, 1)
+    answered = {path: answers_200(site, before, path) for path in site.resources}
+    assert hits["by_status"]["304"] == sum(not whole for whole in answered.values())
+    assert (
+        sum(final_stat(log, "dedup/recrawl/not_modified") for log in logs)
+        == hits["by_status"]["304"]
+    )
+    assert sum(final_stat(log, "item_scraped_count") for log in logs) == len(changed)
+    # the pages only the idle hand-off finds were shared out: more than one worker fetched
+    assert sum(1 for log in logs if final_stat(log, "downloader/response_count")) >= 2

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING
 import pytest
 from scrapy.settings import Settings
 
+from crawler.redis.connection import RedisConnection, RedisSignatureMismatch
 from crawler.state.persistence import StateFileError
 from crawler.url.configuration import recrawl_schedules_from_settings
 from crawler.url.recrawl_records import RecrawlRecord
+from crawler.url.recrawl_redis_store import RedisRecrawlStore
 from crawler.url.recrawl_schedule import RecrawlSchedule
 from crawler.url.recrawl_store import RESET, RecrawlStore
 from crawler.url.request_keys import request_key
@@ -23,6 +25,8 @@ from tests.conftest import REPO_ROOT, _child_env
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from tests.conftest import RedisServerProcess
 
 SIGNATURE = {"DEDUP_URL_STRIP_PARAMS": ["utm_*"]}
 
@@ -149,3 +153,37 @@ def test_a_reset_page_is_due_now_as_a_page_never_fetched(tmp_path: Path) -> None
     again.read()
     assert again.get(key(1)) == RESET and again.url(key(1)) == "https://example.com/p/1"
     assert [url for _, url, _ in again.due(now=1)] == ["https://example.com/p/1"]
+
+
+def test_a_shared_store_claims_a_due_page_for_one_worker(redis_server: RedisServerProcess) -> None:
+    store = RedisRecrawlStore(RedisConnection(redis_server.url), "site:dupefilter", SIGNATURE)
+    store.open()
+    store.put(key(1), "https://example.com/p/1", RecrawlRecord(1000, 60, b'"e1"', None, 7))
+    store.put(key(2), "https://example.com/p/2", RecrawlRecord(1000, 600))
+    assert len(store) == 2 and store.url(key(1)) == "https://example.com/p/1"
+    assert store.claim_if_due(key(1), 1059, lease=600) == (False, None)
+    due, before = store.claim_if_due(key(1), 1060, lease=600)
+    assert due and before == RecrawlRecord(1000, 60, b'"e1"', None, 7)
+    # claimed for every worker until the lease ends; what the record held is kept
+    other = RedisRecrawlStore(RedisConnection(redis_server.url), "site:dupefilter", SIGNATURE)
+    assert other.claim_if_due(key(1), 1061, lease=600) == (False, None)
+    assert other.get(key(1)) == RecrawlRecord(1060, 600, b'"e1"', None, 7)
+    assert other.claim_if_due(key(1), 1660, lease=600)[0]
+    assert other.claim_if_due(key(3), 5000, lease=600) == (False, None)  # no record: not due
+    assert [url for _, url, _ in store.due(2259)] == ["https://example.com/p/2"]
+    assert sorted(url for _, url, _ in store.due(2260)) == [
+        "https://example.com/p/1",
+        "https://example.com/p/2",
+    ]
+    assert store.reset(key(2)) and store.get(key(2)) == RESET and len(store) == 2
+
+
+def test_a_shared_store_built_with_other_rules_is_refused(
+    redis_server: RedisServerProcess,
+) -> None:
+    RedisRecrawlStore(RedisConnection(redis_server.url), "site:dupefilter", SIGNATURE).open()
+    other = RedisRecrawlStore(
+        RedisConnection(redis_server.url), "site:dupefilter", {"DEDUP_URL_STRIP_PARAMS": []}
+    )
+    with pytest.raises(RedisSignatureMismatch, match="DEDUP_URL_STRIP_PARAMS"):
+        other.open()
