@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import multiprocessing
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -24,9 +26,10 @@ from scrapy.utils.test import get_crawler
 import crawler.content.extract
 import crawler.content.page_fingerprinter
 import crawler.pipelines
+from crawler.content import pages
 from crawler.content.extract import EXTRACTORS
 from crawler.content.item_pages import ItemPage, item_pages
-from crawler.content.pages import fingerprint_page, fingerprint_page_within
+from crawler.content.pages import PageFingerprint, fingerprint_page, fingerprint_page_within
 from crawler.pipelines import NearDuplicatePipeline
 from crawler.state.persistence import StateFileError
 from tests.conftest import REPO_ROOT
@@ -646,6 +649,39 @@ def test_fingerprint_page_within_gives_a_slow_page_up_and_leaves_no_timer():
         signal.setitimer(signal.ITIMER_REAL, 0)
     ok = fingerprint_page_within(5, page(PARAGRAPHS))
     assert ok.status == "ok" and ok.fingerprint is not None
+
+
+def test_a_timeout_swallowed_where_python_ignores_exceptions_fires_again(monkeypatch):
+    """An exception raised while a garbage-collector callback runs is printed and dropped:
+    the timer fires again until the page is given up."""
+    swallowed = []
+
+    def slow_callback(phase: str, info: dict) -> None:
+        if phase == "stop" and not swallowed:
+            swallowed.append(True)
+            deadline = time.monotonic() + 0.4
+            while time.monotonic() < deadline:  # the 0.2 s timer fires in here
+                pass
+
+    def slow_page(*args: object, **kwargs: object) -> PageFingerprint:
+        gc.callbacks.append(slow_callback)
+        try:
+            gc.collect()
+        finally:
+            gc.callbacks.remove(slow_callback)
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            pass
+        return PageFingerprint("ok", None)
+
+    monkeypatch.setattr(pages, "fingerprint_page", slow_page)
+    timer_before = signal.getitimer(signal.ITIMER_REAL)  # pytest-timeout's, in CI
+    started = time.monotonic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pytest reports the swallowed exception
+        assert pages.fingerprint_page_within(0.2, "<p>x</p>").status == "timeout"
+    assert swallowed and time.monotonic() - started < 1.5
+    assert signal.getitimer(signal.ITIMER_REAL)[1] == timer_before[1]  # no repeat left set
 
 
 CONSOLE_SCRIPT_LIKE_MAIN = """

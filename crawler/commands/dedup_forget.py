@@ -47,6 +47,7 @@ from crawler.url.learned_rules import (
     save_rules,
     shared_rules_key,
 )
+from crawler.url.recrawl_redis_store import RedisRecrawlStore
 from crawler.url.recrawl_store import RecrawlStore
 from crawler.url.request_keys import request_key
 from crawler.url.stores.journaled import JournaledSeenStore
@@ -83,7 +84,7 @@ class Command(ScrapyCommand):
             "with DEDUP_URL_BACKEND 'redis' (at any time) and 'memory' (stop the crawl "
             "using the state directory first); a Bloom filter ('bloom', 'redis-bloom') "
             "cannot forget. With --recrawl, resets the URLs' recrawl records (DEDUP_RECRAWL) "
-            "instead: each is due at the next crawl, with any local backend."
+            "instead: each is due at the next crawl, with any backend."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -109,7 +110,7 @@ class Command(ScrapyCommand):
             action="store_true",
             help="reset the URLs' recrawl records (DEDUP_RECRAWL) instead of forgetting them: "
             "each is due at the next crawl and downloaded whole, without validators; works "
-            "with every local backend, a Bloom filter too (stop the crawl first)",
+            "with every backend, a Bloom filter too (a local one: stop the crawl first)",
         )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -131,7 +132,7 @@ class Command(ScrapyCommand):
             canonicalize = UrlCanonicalizer(url_rules_from_settings(settings))
             canonical_urls = [canonicalize(url) for url in urls]
             if opts.recrawl:
-                outcomes = reset_recrawl(settings, canonical_urls)
+                outcomes = reset_recrawl(settings, spider_name, canonical_urls)
             else:
                 outcomes = forget(settings, spider_name, canonical_urls)
         except (CannotForget, StateFileError, RedisUnavailable, ValueError) as exc:
@@ -229,14 +230,14 @@ def _forget_in_state_dir(settings: BaseSettings, keys: list[bytes]) -> list[bool
     return removed
 
 
-def reset_recrawl(settings: BaseSettings, canonical_urls: list[str]) -> list[tuple[str, bool]]:
-    """Drop the recrawl records of the ``GET`` keys of *canonical_urls* from the state
-    directory; return each URL with whether it had one."""
+def reset_recrawl(
+    settings: BaseSettings, spider_name: str, canonical_urls: list[str]
+) -> list[tuple[str, bool]]:
+    """Make the pages of the ``GET`` keys of *canonical_urls* due now, in the state
+    directory or in Redis; return each URL with whether it had a record."""
+    signature = recrawl_signature(url_rules_from_settings(settings))
     if url_backend_from_settings(settings) in REDIS_BACKENDS:
-        raise CannotForget(
-            "recrawl records (DEDUP_RECRAWL) are kept in the state directory, with a local "
-            "URL backend: this project's DEDUP_URL_BACKEND is a Redis one"
-        )
+        return _reset_in_redis(settings, spider_name, signature, canonical_urls)
     state_dir = state_dir_from_settings(settings, check_free=False)
     if state_dir is None:
         raise CannotForget(
@@ -250,7 +251,7 @@ def reset_recrawl(settings: BaseSettings, canonical_urls: list[str]) -> list[tup
             f"a crawl is using {state_dir} (process {', '.join(map(str, holders))} has "
             f"{journal.name} open): stop it first, then reset"
         )
-    store = RecrawlStore(state_dir, recrawl_signature(url_rules_from_settings(settings)))
+    store = RecrawlStore(state_dir, signature)
     if not journal.exists() and not (state_dir / "recrawl.snapshot").exists():
         return [(url, False) for url in canonical_urls]
     lock_state_dir(state_dir, state_dir_setting(settings))  # no crawl starts meanwhile
@@ -263,6 +264,21 @@ def reset_recrawl(settings: BaseSettings, canonical_urls: list[str]) -> list[tup
     finally:
         unlock_state_dir(state_dir)
     return list(zip(canonical_urls, reset, strict=True))
+
+
+def _reset_in_redis(
+    settings: BaseSettings, spider_name: str, signature: dict[str, Any], canonical_urls: list[str]
+) -> list[tuple[str, bool]]:
+    """Reset shared records: safe while workers crawl (a worker's claim or fetch written
+    after it wins)."""
+    seen = redis_seen_store(settings, spider_name, url_backend_from_settings(settings))
+    store = RedisRecrawlStore(seen.connection, seen.base, signature)
+    store.connection.open()
+    stored = store.connection.call(store.connection.client.get, store.signature_key)
+    if stored is None:
+        return [(url, False) for url in canonical_urls]
+    _check_signature(f"Redis key {store.tag!r}", json.loads(stored), signature)
+    return [(url, store.reset(request_key("GET", url))) for url in canonical_urls]
 
 
 def parse_rule(text: str) -> tuple[str, str]:

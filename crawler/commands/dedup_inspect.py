@@ -45,6 +45,7 @@ from crawler.url.learned_rules import (
     read_saved_rules,
     shared_rules_key,
 )
+from crawler.url.recrawl_redis_store import RedisRecrawlStore
 from crawler.url.recrawl_store import RecrawlStore
 from crawler.url.request_keys import request_key
 
@@ -120,7 +121,7 @@ def inspect_state(
     """
     backend = url_backend_from_settings(settings)
     if backend in REDIS_BACKENDS:
-        return {"spider": spider_name, **_inspect_redis(settings, spider_name, backend)}
+        return {"spider": spider_name, **_inspect_redis(settings, spider_name, backend, urls or [])}
     state_dir = state_dir_from_settings(settings, check_free=False)
     if state_dir is None:
         raise StateNotFound(
@@ -194,7 +195,9 @@ def _inspect_local(
     }
 
 
-def _inspect_redis(settings: BaseSettings, spider_name: str, backend: str) -> dict[str, Any]:
+def _inspect_redis(
+    settings: BaseSettings, spider_name: str, backend: str, urls: list[str]
+) -> dict[str, Any]:
     store = redis_seen_store(settings, spider_name, backend)
     store.connection.open()
     stored_signature = redis_signature(store)
@@ -227,10 +230,14 @@ def _inspect_redis(settings: BaseSettings, spider_name: str, backend: str) -> di
     if content_backend(settings) == "redis":
         content_index = _inspect_redis_content(settings, spider_name)
     shared = SharedRules(store.connection, shared_rules_key(store.base)).read()
+    recrawl_store = RedisRecrawlStore(
+        store.connection, store.base, recrawl_signature(url_rules_from_settings(settings))
+    )
     return {
         "url_store": url_store,
         "content_index": content_index,
         "learned_url_rules": [describe_rule(rule) for rule in shared] or None,
+        "recrawl": _inspect_shared_recrawl(settings, recrawl_store, urls),
     }
 
 
@@ -284,13 +291,28 @@ def _inspect_recrawl(
     if not snapshot.exists() and not journal.exists():
         return None
     store.read()
+    files = {"snapshot": _file_report(snapshot), "journal": _file_report(journal)}
+    return {**_recrawl_report(store, settings, urls), "files": files}
+
+
+def _inspect_shared_recrawl(
+    settings: BaseSettings, store: RedisRecrawlStore, urls: list[str]
+) -> dict[str, Any] | None:
+    """The recrawl records the workers share in Redis (``None`` when there are none)."""
+    if not len(store):
+        return None
+    return {**_recrawl_report(store, settings, urls), "key": store.tag, "files": {}}
+
+
+def _recrawl_report(
+    store: RecrawlStore | RedisRecrawlStore, settings: BaseSettings, urls: list[str]
+) -> dict[str, Any]:
     now = int(time.time())
-    canonicalize = UrlCanonicalizer(rules)
+    canonicalize = UrlCanonicalizer(url_rules_from_settings(settings))
     records = []
     for url in urls:
         canonical = canonicalize(url)
-        key = request_key("GET", canonical)
-        record = store.get(key)
+        record = store.get(request_key("GET", canonical))
         entry: dict[str, Any] = {"url": url, "canonical": canonical, "record": None}
         if record is not None:
             entry["record"] = {
@@ -311,7 +333,6 @@ def _inspect_recrawl(
     return {
         "records": len(store),
         "due_now": sum(1 for _ in store.due(now)),
-        "files": {"snapshot": _file_report(snapshot), "journal": _file_report(journal)},
         "urls": records,
     }
 
@@ -383,8 +404,9 @@ def describe(report: dict[str, Any]) -> str:
         lines += _aligned(figures)
     recrawl = report.get("recrawl")
     if recrawl is not None:
+        where = f" in Redis, key {recrawl['key']}" if "key" in recrawl else ""
         lines.append(
-            f"Recrawl records (DEDUP_RECRAWL): {recrawl['records']} pages, "
+            f"Recrawl records (DEDUP_RECRAWL){where}: {recrawl['records']} pages, "
             f"{recrawl['due_now']} due now"
         )
         lines += _aligned({name: _describe_file(file) for name, file in recrawl["files"].items()})

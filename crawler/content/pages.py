@@ -116,6 +116,10 @@ def _out_of_time(signum: int, frame: object) -> None:
     raise _OutOfTime
 
 
+#: Seconds between two ``SIGALRM`` once a page's time is up, until it is given up.
+_OUT_OF_TIME_AGAIN = 0.05
+
+
 def fingerprint_page_within(
     seconds: float,
     html: str | bytes | EncodedPage | None,
@@ -132,7 +136,11 @@ def fingerprint_page_within(
         return fingerprint_page(html, text, **options)  # type: ignore[arg-type]
     started = time.monotonic()
     previous_handler = signal.signal(signal.SIGALRM, _out_of_time)
-    previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    # fired again until the page is given up: Python swallows an exception raised while a
+    # garbage-collector callback or a __del__ runs (hypothesis installs such a callback)
+    previous_delay, previous_interval = signal.setitimer(
+        signal.ITIMER_REAL, seconds, _OUT_OF_TIME_AGAIN
+    )
     try:
         try:
             return fingerprint_page(html, text, **options)  # type: ignore[arg-type]

@@ -312,3 +312,16 @@ def test_three_workers_on_redis_share_one_schedule(
     assert sum(final_stat(log, "item_scraped_count") for log in logs) == len(changed)
     # the pages only the idle hand-off finds were shared out: more than one worker fetched
     assert sum(1 for log in logs if final_stat(log, "downloader/response_count")) >= 2
+
+    # the shared records, read and reset with the commands
+    shared = ["-s", "DEDUP_URL_BACKEND=redis", "-s", f"REDIS_URL={redis_server.url}"]
+    page = f"{server.url}p/4"
+    shown = scrapy_command("dedup-inspect", "--json", "--url", page, *shared)
+    assert shown.returncode == 0, shown.stderr
+    recrawl = json.loads(shown.stdout)["recrawl"]
+    assert recrawl["records"] == len(site.resources) and recrawl["due_now"] == 0
+    assert recrawl["urls"][0]["record"]["interval_seconds"] == interval  # changed: the minimum
+    reset = scrapy_command("dedup-forget", "--recrawl", page, *shared)
+    assert reset.stdout.split() == ["reset", page], reset.stderr
+    shown = scrapy_command("dedup-inspect", "--json", "--url", page, *shared)
+    assert json.loads(shown.stdout)["recrawl"]["due_now"] == 1
