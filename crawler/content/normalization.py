@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from crawler.content.feature_hashes import NO_SPACE_SCRIPT_RANGES, is_no_space_script
+from crawler.content.unicode_forms import nfkc
 
 __all__ = [
     "CHINESE_LABEL_WORDS",
@@ -291,7 +292,7 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     """
     if min_repeats < 2:
         raise ValueError(f"min_repeats must be 2 or more, got {min_repeats!r}")
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = nfkc(text).casefold()
     has_digits = _DIGIT.search(text) is not None
     if has_digits:
         text = _masked_numbers(text)
