@@ -454,6 +454,23 @@ def test_worker_processes_start_with_the_spider_and_load_only_the_chosen_extract
     assert not workers()
 
 
+@pytest.mark.parametrize("user_set", [None, "2"])
+def test_worker_processes_start_with_one_blas_thread_unless_the_user_chose(monkeypatch, user_set):
+    if user_set is None:
+        monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", user_set)
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1})
+    try:
+        in_worker = pipeline.fingerprinter.processes.submit(
+            os.getenv, "OPENBLAS_NUM_THREADS"
+        ).result(timeout=30)
+    finally:
+        pipeline.close_spider()
+    assert in_worker == (user_set or "1")
+    assert os.environ.get("OPENBLAS_NUM_THREADS") == user_set  # the crawl process's own
+
+
 def test_a_worker_fingerprints_a_decoded_page_as_the_crawl_process_does(monkeypatch):
     # the page crosses to the worker as UTF-8 bytes; non-ASCII letters and a lone
     # surrogate (a str may hold one) come back as they were

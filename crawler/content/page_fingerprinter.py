@@ -30,6 +30,7 @@ from crawler.content.pages import (
     fingerprint_page,
     fingerprint_page_within,
     parent_main_hidden,
+    single_threaded_blas,
     start_worker,
 )
 
@@ -306,7 +307,7 @@ class PageFingerprinter:
         )
         # the pool starts a process per task it is given: start them all now, while the
         # first pages download
-        with parent_main_hidden():
+        with parent_main_hidden(), single_threaded_blas():
             for _ in range(self.workers):
                 processes.submit(int)
         return processes
