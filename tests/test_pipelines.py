@@ -403,11 +403,16 @@ def test_redis_away_keeps_items_unchecked(redis_server_factory, caplog):
     assert pipeline.summary().endswith(", 1 unchecked (Redis away)")
 
 
-def test_content_workers_are_one_per_core_on_demand_unless_set():
+def test_content_workers_are_one_per_core_less_the_crawls_on_demand_unless_set(monkeypatch):
     def built(settings: dict) -> NearDuplicatePipeline:
         return build_from_crawler(NearDuplicatePipeline, get_crawler(NamedSpider, settings))
 
-    assert built({}).fingerprinter.workers == (os.cpu_count() or 1)
+    cores = len(os.sched_getaffinity(0))
+    assert built({}).fingerprinter.workers == max(1, cores - 1)
+    for allowed, workers in ((range(8), 7), (range(2), 1), (range(1), 1)):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid, allowed=allowed: set(allowed))
+        assert built({}).fingerprinter.workers == workers
+    monkeypatch.undo()
     auto = built({"DEDUP_CONTENT_WORKERS": "auto"})
     assert built({}).fingerprinter.workers == auto.fingerprinter.workers
     assert built({"DEDUP_CONTENT_WORKERS": 0}).fingerprinter.workers == 0
