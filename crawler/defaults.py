@@ -28,9 +28,9 @@ DEDUP_CONTENT_BACKEND = "memory"
 DEDUP_CONTENT_ENABLED = True
 
 #: Where pages are extracted and fingerprinted: ``"auto"``, in the crawl process while it
-#: keeps up, and in worker processes only (one per CPU core less one, at least one) once
-#: pages have waited for it (crawler/content/extraction_lane.py); or a number of worker
-#: processes from the start (0: threads of the crawl process only).
+#: keeps up, and in worker processes only once pages have waited for it (one, then one per
+#: CPU core once pages wait for that one: crawler/content/page_fingerprinter.py); or a
+#: number of worker processes from the start (0: threads of the crawl process only).
 DEDUP_CONTENT_WORKERS: int | str = "auto"
 
 #: Switch everything the add-on enables on or off (each level has its own switch too).

@@ -403,13 +403,12 @@ def test_redis_away_keeps_items_unchecked(redis_server_factory, caplog):
     assert pipeline.summary().endswith(", 1 unchecked (Redis away)")
 
 
-def test_content_workers_are_one_per_core_less_the_crawls_on_demand_unless_set(monkeypatch):
+def test_content_workers_are_at_most_one_per_core_on_demand_unless_set(monkeypatch):
     def built(settings: dict) -> NearDuplicatePipeline:
         return build_from_crawler(NearDuplicatePipeline, get_crawler(NamedSpider, settings))
 
-    cores = len(os.sched_getaffinity(0))
-    assert built({}).fingerprinter.workers == max(1, cores - 1)
-    for allowed, workers in ((range(8), 7), (range(2), 1), (range(1), 1)):
+    assert built({}).fingerprinter.workers == len(os.sched_getaffinity(0))
+    for allowed, workers in ((range(8), 8), (range(2), 2), (range(1), 1)):
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid, allowed=allowed: set(allowed))
         assert built({}).fingerprinter.workers == workers
     monkeypatch.undo()
@@ -802,8 +801,10 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     with caplog.at_level(logging.INFO, logger="crawler.content.page_fingerprinter"):
         kept = asyncio.run(all_at_once())
     assert [item["url"] for item in kept] == [f"https://a.test/{n}" for n in range(48)]
-    started = pipeline.crawler.stats.get_value("dedup/extract/workers_started")
-    assert started == pipeline.fingerprinter.workers
+    # one worker first: the pages left after it started were not enough to hold the crawl
+    # back for it too (the next test)
+    assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == 1
+    assert pipeline.fingerprinter.started == 1
     assert "the crawl process's extraction fell behind (" in caplog.text
     assert "SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, 25% of 0.2 s" in (
         caplog.text
@@ -863,10 +864,60 @@ def test_by_default_a_page_of_tags_never_closed_goes_to_a_worker_process_and_its
     assert item["url"] == "https://a.test/flood"  # kept, unchecked
     assert stats(pipeline)["dedup/content/timeout"] == 1
     assert pipeline.crawler.stats.get_value("dedup/extract/in_process") is None
-    assert (
-        pipeline.crawler.stats.get_value("dedup/extract/workers_started")
-        == pipeline.fingerprinter.workers
+    assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == 1
+    pipeline.close_spider()
+
+
+def test_by_default_the_other_worker_processes_start_once_pages_wait_for_the_first(
+    caplog, monkeypatch
+):
+    """A worker process that falls behind in turn, by the same sign as the crawl process
+    (pages held reached SCRAPER_SLOT_MAX_ACTIVE_SIZE, here ten pages' worth, a quarter of
+    AUTO_WORKERS_AFTER, here 0.2 s), is replaced by one per core (three here). A page too
+    deeply nested starts the first worker; then 96 pages arrive at once: one worker needs
+    1.6 s for them (17 ms a page with trafilatura), eight times the 0.2 s of the window.
+    Every page is checked once, wherever it ran."""
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.2)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    articles = distinct_articles(96, paragraphs=200)
+    pipeline = make_pipeline(
+        {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * len(articles[0])}
     )
+    nested = "<html><body>" + "<div>" * 2_000 + "A page of nested tags."
+    process(pipeline, {"url": "https://a.test/nested", "html": nested})
+    assert pipeline.fingerprinter.started == 1
+
+    async def all_at_once() -> list:
+        items = [{"url": f"https://a.test/{n}", "html": html} for n, html in enumerate(articles)]
+        return await asyncio.gather(*map(pipeline.process_item, items))
+
+    with caplog.at_level(logging.INFO, logger="crawler.content.page_fingerprinter"):
+        kept = asyncio.run(all_at_once())
+    assert [item["url"] for item in kept] == [f"https://a.test/{n}" for n in range(96)]
+    assert pipeline.fingerprinter.started == 3
+    assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == 3
+    assert "the worker process fell behind in turn" in caplog.text
+    assert "3 worker processes extract pages from now on" in caplog.text
+    assert stats(pipeline)["dedup/content/unique"] == 96
+    pipeline.close_spider()
+
+
+def test_by_default_pages_that_never_wait_for_the_first_worker_start_no_other(monkeypatch):
+    """The same pages one at a time, after a page too deeply nested started a worker: none
+    waits for another, so the pages held never reach the limit and one worker does it all."""
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.2)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    articles = distinct_articles(24, paragraphs=200)
+    pipeline = make_pipeline(
+        {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * len(articles[0])}
+    )
+    nested = "<html><body>" + "<div>" * 2_000 + "A page of nested tags."
+    process(pipeline, {"url": "https://a.test/nested", "html": nested})
+    for number, html in enumerate(articles):
+        process(pipeline, {"url": f"https://a.test/{number}", "html": html})
+    assert pipeline.fingerprinter.started == 1
+    assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == 1
+    assert stats(pipeline)["dedup/content/unique"] == 24
     pipeline.close_spider()
 
 

@@ -12,7 +12,8 @@ not holds it most of the time (two thirds of the time at 50 or 100 ms latency).
 
 :class:`ExtractionLane` lets one page in at a time and tells when worker processes should
 take over: the pages held reached *max_held* for *max_held_share* of the last *window*
-seconds, or a page waited *window* seconds for the lane.
+seconds (:class:`HeldPages`), or a page waited *window* seconds for the lane. The same sign
+tells when the worker processes fall behind in turn.
 
 Nothing here imports Scrapy.
 """
@@ -28,25 +29,18 @@ from typing import Final
 WAIT_STEP: Final = 0.05
 
 
-class ExtractionLane:
-    """A lane one page uses at a time, from any thread.
+class HeldPages:
+    """The size of the pages the content level holds, and whether they held the crawl back.
 
-    * :meth:`hold` and :meth:`release` count the size of the pages the content level holds
-      (waiting for the lane, or in it);
-    * :meth:`enter` takes the lane, waiting for it while it is busy; it returns ``False``,
-      without the lane, once the lane is :attr:`overloaded`, and at once after that;
-    * :meth:`leave` gives the lane to the next page;
-    * the lane is :attr:`overloaded` (for good) once the pages held reached *max_held* for
-      *max_held_share* of the last *window* seconds, or a page has waited *window* seconds
-      for it.
+    * :meth:`hold` and :meth:`release` count the size of the pages held (bytes, or
+      characters), from any thread;
+    * :attr:`behind` becomes ``True`` (for good) once the pages held reached *max_held* for
+      *max_held_share* of the last *window* seconds.
 
-    >>> lane = ExtractionLane(window=0.1, max_held=1_000)
-    >>> lane.enter()
-    True
-    >>> lane.enter()  # a second page waits 0.1 s for the first, then gives up
+    >>> pages = HeldPages(window=10.0, max_held=1_000, max_held_share=0.5)
+    >>> pages.hold(1_000)
+    >>> pages.behind  # held back the crawl a moment, not half of the window
     False
-    >>> lane.overloaded
-    True
     """
 
     def __init__(self, window: float, max_held: int, max_held_share: float = 0.25) -> None:
@@ -59,11 +53,8 @@ class ExtractionLane:
         self.window = window
         self.max_held = max_held
         self.max_held_share = max_held_share
-        self.overloaded = False
+        self.behind = False
         self.held = 0
-        self._turns = threading.Condition()
-        self._queue: deque[object] = deque()
-        self._taken = False
         self._state = threading.Lock()
         self._full_since: float | None = None
         #: (start, end) of the stretches the pages held reached max_held, within the window
@@ -76,33 +67,6 @@ class ExtractionLane:
     def release(self, size: int) -> None:
         """A page held before is done with."""
         self._change_held(-size)
-
-    def enter(self) -> bool:
-        """Take the lane (see the class documentation); ``False``: it was not taken. Pages
-        take it in the order they came (a lock lets one thread take it again and again
-        while another waits)."""
-        ticket = object()
-        with self._turns:
-            self._queue.append(ticket)
-            deadline = time.monotonic() + self.window
-            while not self.overloaded and (self._taken or self._queue[0] is not ticket):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self.overloaded = True
-                    break
-                self._turns.wait(min(left, WAIT_STEP))
-            self._queue.remove(ticket)
-            if self.overloaded:
-                self._turns.notify_all()
-                return False
-            self._taken = True
-            return True
-
-    def leave(self) -> None:
-        """Give the lane up."""
-        with self._turns:
-            self._taken = False
-            self._turns.notify_all()
 
     def _change_held(self, change: int) -> None:
         now = time.monotonic()
@@ -121,4 +85,76 @@ class ExtractionLane:
             if self._full_since is not None:
                 full_for += now - max(self._full_since, since)
             if full_for >= self.max_held_share * self.window:
-                self.overloaded = True
+                self.behind = True
+
+
+class ExtractionLane:
+    """A lane one page uses at a time, from any thread.
+
+    * :meth:`hold` and :meth:`release` count the size of the pages the content level holds
+      (waiting for the lane, or in it: :attr:`pages`);
+    * :meth:`enter` takes the lane, waiting for it while it is busy; it returns ``False``,
+      without the lane, once the lane is :attr:`overloaded`, and at once after that;
+    * :meth:`leave` gives the lane to the next page;
+    * the lane is :attr:`overloaded` (for good) once the pages held were
+      :attr:`HeldPages.behind`, or a page has waited *window* seconds for it.
+
+    >>> lane = ExtractionLane(window=0.1, max_held=1_000)
+    >>> lane.enter()
+    True
+    >>> lane.enter()  # a second page waits 0.1 s for the first, then gives up
+    False
+    >>> lane.overloaded
+    True
+    """
+
+    def __init__(self, window: float, max_held: int, max_held_share: float = 0.25) -> None:
+        self.pages = HeldPages(window, max_held, max_held_share)
+        self.window = window
+        self._waited_out = False
+        self._turns = threading.Condition()
+        self._queue: deque[object] = deque()
+        self._taken = False
+
+    @property
+    def overloaded(self) -> bool:
+        return self._waited_out or self.pages.behind
+
+    @property
+    def held(self) -> int:
+        return self.pages.held
+
+    def hold(self, size: int) -> None:
+        """A page of *size* (bytes, or characters) reached the content level."""
+        self.pages.hold(size)
+
+    def release(self, size: int) -> None:
+        """A page held before is done with."""
+        self.pages.release(size)
+
+    def enter(self) -> bool:
+        """Take the lane (see the class documentation); ``False``: it was not taken. Pages
+        take it in the order they came (a lock lets one thread take it again and again
+        while another waits)."""
+        ticket = object()
+        with self._turns:
+            self._queue.append(ticket)
+            deadline = time.monotonic() + self.window
+            while not self.overloaded and (self._taken or self._queue[0] is not ticket):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._waited_out = True
+                    break
+                self._turns.wait(min(left, WAIT_STEP))
+            self._queue.remove(ticket)
+            if self.overloaded:
+                self._turns.notify_all()
+                return False
+            self._taken = True
+            return True
+
+    def leave(self) -> None:
+        """Give the lane up."""
+        with self._turns:
+            self._taken = False
+            self._turns.notify_all()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler import defaults
 from crawler.content.bodies import BodyCache, body_key
-from crawler.content.extraction_lane import ExtractionLane
+from crawler.content.extraction_lane import ExtractionLane, HeldPages
 from crawler.content.pages import (
     EncodedPage,
     PageFingerprint,
@@ -72,16 +72,10 @@ IN_PROCESS_ANY_SHARE_BELOW = 1_000
 
 
 def auto_worker_count() -> int:
-    """How many worker processes ``"auto"`` starts: one per CPU core this process may run
-    on, less the one the crawl process keeps busy, and at least one.
-
-    The crawl process of a crawl that needs the workers keeps about a core busy itself; a
-    worker more than the cores left only makes them take turns. On 2 cores, one worker
-    against two (``bench/crawl_overhead.py`` at 50 ms, Django's manual from 127.0.0.1, each
-    interleaved): the same wall time or less, 10-20% less CPU a page, 90 MiB less memory.
-    """
+    """The most worker processes ``"auto"`` starts: one per CPU core this process may run
+    on (``os.sched_getaffinity``)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, (cores or 1) - 1)
+    return cores or 1
 
 
 class PageFingerprinter:
@@ -91,8 +85,9 @@ class PageFingerprinter:
       the pages waiting for it would stop Scrapy's downloads (*max_held*, Scrapy's
       ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``: see
       :class:`~crawler.content.extraction_lane.ExtractionLane`),
-      then in :func:`auto_worker_count` worker processes; a page too large or too deeply
-      nested for a thread that cannot be stopped goes to the workers at once;
+      then in one worker process, and in :func:`auto_worker_count` once that one falls
+      behind in turn (by the same sign); a page too large or too deeply nested for a thread
+      that cannot be stopped goes to the workers at once;
     * a number: so many worker processes from :meth:`open` on; ``0``: in the calling thread;
     * *options*: :func:`~crawler.content.pages.fingerprint_page`'s keyword arguments.
     """
@@ -125,6 +120,11 @@ class PageFingerprinter:
             ThreadPoolExecutor(1, thread_name_prefix="dedup-extract") if auto else None
         )
         self.processes: ProcessPoolExecutor | None = None
+        #: how many worker processes :attr:`processes` has (``"auto"``: one, then all)
+        self.started = 0
+        #: with ``"auto"`` and one worker started: whether the pages wait for it
+        self._behind: HeldPages | None = None
+        self._max_held = max_held
         self._processes_lock = threading.Lock()
         self._bodies: BodyCache[Future[PageFingerprint]] = BodyCache()
         self._bodies_lock = threading.Lock()
@@ -133,7 +133,7 @@ class PageFingerprinter:
     def open(self) -> None:
         """Start the worker processes of a number of *workers*."""
         if self.workers > 0 and self._lane is None:
-            self.processes = self._new_processes()
+            self.processes = self._new_processes(self.workers)
 
     def close(self) -> None:
         if self.processes is not None:
@@ -150,12 +150,17 @@ class PageFingerprinter:
         self.stats.max_value("dedup/extract/backlog_max", self._waiting)
         if self._lane is not None:
             self._lane.hold(size)
+        behind = self._behind
+        if behind is not None:
+            behind.hold(size)
         try:
             yield
         finally:
             self._waiting -= 1
             if self._lane is not None:
                 self._lane.release(size)
+            if behind is not None:
+                behind.release(size)
 
     def fingerprint(
         self, url: str, text: Any, html: Any, encoding: str | None
@@ -211,6 +216,8 @@ class PageFingerprinter:
             self.stats.inc_value("dedup/extract/in_process")
             return page
         sent = encoded if encoded is not None else html
+        if self._behind is not None and self._behind.behind:
+            self._start_all_workers()
         for _ in range(MAX_EXTRACT_ATTEMPTS):
             processes = self.processes
             if processes is None:
@@ -280,14 +287,43 @@ class PageFingerprinter:
         return False
 
     def _start_workers(self, why: str) -> None:
+        """One worker process, and the watch on whether pages wait for it (all of them at
+        once when there is one core)."""
         with self._processes_lock:
             if self.processes is not None:
                 return
-            self.processes = self._new_processes()
+            self.processes = self._new_processes(1)
+            if self.workers > 1:
+                assert self._lane is not None
+                self._behind = HeldPages(
+                    AUTO_WORKERS_AFTER, self._max_held, AUTO_WORKERS_HELD_SHARE
+                )
         logger.info(
-            "Content dedup: %(why)s; %(workers)d worker processes extract pages from now on "
+            "Content dedup: %(why)s; a worker process extracts pages from now on "
             "(DEDUP_CONTENT_WORKERS = 'auto')",
-            {"why": why, "workers": self.workers},
+            {"why": why},
+        )
+        self.stats.set_value("dedup/extract/workers_started", 1)
+
+    def _start_all_workers(self) -> None:
+        """:attr:`workers` worker processes for later pages in place of the one, which
+        finishes the pages it was given, then exits."""
+        with self._processes_lock:
+            one = self.processes
+            if self._behind is None or one is None:
+                return  # started already, for another page
+            self._behind = None
+            self.processes = self._new_processes(self.workers)
+        one.shutdown(wait=False)
+        logger.info(
+            "Content dedup: the worker process fell behind in turn (the pages waiting for it "
+            "reached SCRAPER_SLOT_MAX_ACTIVE_SIZE %(share)s of %(window)s s); "
+            "%(workers)d worker processes extract pages from now on",
+            {
+                "share": f"{AUTO_WORKERS_HELD_SHARE:.0%}",
+                "window": AUTO_WORKERS_AFTER,
+                "workers": self.workers,
+            },
         )
         self.stats.set_value("dedup/extract/workers_started", self.workers)
 
@@ -310,10 +346,11 @@ class PageFingerprinter:
                 continue  # still queued behind other pages
         return future.result(timeout=timeout + STUCK_WORKER_MARGIN)
 
-    def _new_processes(self) -> ProcessPoolExecutor:
+    def _new_processes(self, workers: int) -> ProcessPoolExecutor:
         # spawn, not fork: a forked copy of a running reactor is no place for work
+        self.started = workers
         processes = ProcessPoolExecutor(
-            self.workers,
+            workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=start_worker,
             initargs=(self.options.get("extractor", defaults.DEDUP_EXTRACTOR), os.getpid()),
@@ -321,7 +358,7 @@ class PageFingerprinter:
         # the pool starts a process per task it is given: start them all now, while the
         # first pages download
         with parent_main_hidden(), single_threaded_blas():
-            for _ in range(self.workers):
+            for _ in range(workers):
                 processes.submit(int)
         return processes
 
@@ -331,7 +368,7 @@ class PageFingerprinter:
         with self._processes_lock:
             if self.processes is not stuck:
                 return  # replaced already, for another page
-            self.processes = self._new_processes()
+            self.processes = self._new_processes(self.started)
         for process in list(getattr(stuck, "_processes", {}).values()):
             process.terminate()
         stuck.shutdown(wait=False, cancel_futures=True)
