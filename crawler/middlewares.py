@@ -317,8 +317,21 @@ class _ItemsOfOutput:
         if not is_item(output):
             return
         url = self.response.url
-        if any(field in ItemAdapter(output) for field in self.page_fields):
-            if self.redirected_from:
+        adapter = ItemAdapter(output)
+        if any(field in adapter for field in self.page_fields):
+            # response.text, decoded once by Scrapy: the worker can read the body instead
+            text = getattr(self.response, "_cached_ubody", None)
+            if text is not None and adapter.get(self.page_fields[0]) is text:
+                page = ItemPage(
+                    url,
+                    0,
+                    encoding=getattr(self.response, "encoding", None),
+                    redirected_from=self.redirected_from,
+                    html_text=text,
+                    html_body=self.response.body,
+                )
+                self.pages.put(output, page)
+            elif self.redirected_from:
                 self.pages.put(output, ItemPage(url, 0, redirected_from=self.redirected_from))
             return
         index, self.items = self.items, self.items + 1

@@ -39,7 +39,7 @@ from crawler.content.index.redis import RedisContentIndex
 from crawler.content.item_pages import item_pages, item_text, page_fields_from_settings
 from crawler.content.neardup import NearDuplicateDetector
 from crawler.content.page_fingerprinter import PageFingerprinter
-from crawler.content.pages import PageFingerprint
+from crawler.content.pages import PageFingerprint, ResponseBody
 from crawler.content.representatives import (
     STRONG_REASONS,
     better_representative,
@@ -273,6 +273,9 @@ class NearDuplicatePipeline:
             else:
                 text = item_text(adapter, self.item_text_fields)
                 self.stats.inc_value("dedup/content/from_item_fields")
+        downloaded = None
+        if source is not None and source.html_body is not None and html is source.html_text:
+            downloaded = ResponseBody(source.html_body, source.encoding or "utf-8")
         if not self.keep_html and self.html_field in adapter:
             del adapter[self.html_field]
         started = time.perf_counter()
@@ -281,7 +284,7 @@ class NearDuplicatePipeline:
         try:
             with self.fingerprinter.waiting(html if text is None else text):
                 page, decision, same_body, declares = await in_thread(
-                    self._decide, url, text, html, encoding
+                    self._decide, url, text, html, encoding, downloaded
                 )
         except RedisUnavailable as exc:
             self.report.count("unchecked")
@@ -508,7 +511,12 @@ class NearDuplicatePipeline:
         close_spider(self.crawler, "dedup_state_unwritable")
 
     def _decide(
-        self, url: str, text: Any, html: Any, encoding: str | None
+        self,
+        url: str,
+        text: Any,
+        html: Any,
+        encoding: str | None,
+        downloaded: ResponseBody | None = None,
     ) -> tuple[PageFingerprint, Decision | None, bool, str | None]:
         """Fingerprint the page (:meth:`PageFingerprinter.fingerprint`), then look it up; runs
         in a thread, off the reactor. Also returns whether the body was fingerprinted before,
@@ -516,7 +524,7 @@ class NearDuplicatePipeline:
         changes anything. With ``DEDUP_HOLD_SECONDS``, a kept page that a better copy could
         replace is reserved for a hold in the same step as its look-up: a better copy
         looked up after it, in another thread, finds it held."""
-        page, same_body = self.fingerprinter.fingerprint(url, text, html, encoding)
+        page, same_body = self.fingerprinter.fingerprint(url, text, html, encoding, downloaded)
         if page.fingerprint is None:
             return page, None, same_body, None
         declares = None

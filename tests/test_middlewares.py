@@ -13,6 +13,7 @@ from scrapy.utils.test import get_crawler
 
 from crawler import signals as dedup_signals
 from crawler.content.item_pages import ItemPage, item_pages
+from crawler.content.pages import ResponseBody
 from crawler.middlewares import (
     META_ITEMS_SETTLED,
     META_UNCHECKED,
@@ -225,6 +226,40 @@ def test_an_item_with_a_page_field_is_not_recorded():
     item = {"url": "http://a.test/article", "html": "<p>Caf\u00e9</p>"}
     assert list(middleware.process_spider_output(response, [item])) == [item]
     assert item_pages(crawler).take(item) is None
+
+
+def test_an_item_holding_response_text_is_recorded_with_the_body_it_was_decoded_from():
+    """``"html": response.text`` (the object Scrapy decoded): the content level can send the
+    body to a worker as downloaded, and decode it there to the same text."""
+    crawler, middleware, response = page_response()
+    item = {"url": response.url, "html": response.text}
+    assert list(middleware.process_spider_output(response, [item])) == [item]
+    page = item_pages(crawler).take(item)
+    assert page is not None
+    assert page.html_text is item["html"]
+    assert (page.html_body, page.encoding) == (response.body, "cp1252")
+    assert ResponseBody(page.html_body, page.encoding).decoded() == item["html"]
+
+
+def test_an_item_holding_another_text_than_response_text_is_not_recorded():
+    crawler, middleware, response = page_response()
+    item = {"url": response.url, "html": response.text.replace("Caf", "Kaf")}
+    list(middleware.process_spider_output(response, [item]))
+    assert item_pages(crawler).take(item) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "headers"),
+    [
+        ("<p>Caf\u00e9</p>".encode("cp1252"), {"Content-Type": "text/html; charset=cp1252"}),
+        ('<meta charset="gbk"><p>\u6c5f\u5357</p>'.encode("gbk"), {}),
+        (b"\xef\xbb\xbf<p>BOM</p>", {"Content-Type": "text/html; charset=latin-1"}),
+        (b"<p>broken \xff\xfe utf-8</p>", {"Content-Type": "text/html; charset=utf-8"}),
+    ],
+)
+def test_a_body_decodes_in_a_worker_to_the_text_scrapy_gave(body, headers):
+    response = HtmlResponse("http://a.test/", body=body, headers=headers)
+    assert ResponseBody(response.body, response.encoding).decoded() == response.text
 
 
 def test_the_redirects_that_led_to_a_page_are_recorded_for_each_of_its_items():

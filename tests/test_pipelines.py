@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from scrapy import Spider
 from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.http import HtmlResponse
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
@@ -29,7 +30,13 @@ import crawler.pipelines
 from crawler.content import pages
 from crawler.content.extract import EXTRACTORS
 from crawler.content.item_pages import ItemPage, item_pages
-from crawler.content.pages import PageFingerprint, fingerprint_page, fingerprint_page_within
+from crawler.content.pages import (
+    PageFingerprint,
+    ResponseBody,
+    fingerprint_page,
+    fingerprint_page_within,
+)
+from crawler.middlewares import ItemPageMiddleware
 from crawler.pipelines import NearDuplicatePipeline
 from crawler.state.persistence import StateFileError
 from tests.conftest import REPO_ROOT
@@ -473,6 +480,42 @@ def test_worker_processes_start_with_one_blas_thread_unless_the_user_chose(monke
         pipeline.close_spider()
     assert in_worker == (user_set or "1")
     assert os.environ.get("OPENBLAS_NUM_THREADS") == user_set  # the crawl process's own
+
+
+@pytest.mark.parametrize("workers", [1, "auto"])
+def test_a_page_given_as_response_text_is_sent_as_downloaded_and_checked_alike(
+    monkeypatch, workers
+):
+    """An item holding ``response.text`` (recorded by ItemPageMiddleware) reaches the
+    workers as the response's body, not encoded again; its fingerprints are those of the
+    same text given without the response, and a copy of it is dropped."""
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": workers})
+    middleware = ItemPageMiddleware.from_crawler(pipeline.crawler)
+    body = page(PARAGRAPHS).replace("<p>", "<p>Caf\u00e9 ", 1).encode("cp1252")
+    response = HtmlResponse("https://a.test/1", body=body, encoding="cp1252")
+    item = {"url": response.url, "html": response.text}
+    list(middleware.process_spider_output(response, [item]))
+    sent, results = [], []
+    fingerprint = pipeline.fingerprinter.fingerprint
+
+    def recorded(*args, **kwargs):
+        sent.append(args[4] if len(args) > 4 else kwargs.get("downloaded"))
+        results.append(fingerprint(*args, **kwargs)[0])
+        return results[-1], False
+
+    monkeypatch.setattr(pipeline.fingerprinter, "fingerprint", recorded)
+    monkeypatch.setattr(crawler.content.page_fingerprinter.EncodedPage, "of", None)
+    assert process(pipeline, item)["url"] == "https://a.test/1"
+    assert sent == [ResponseBody(body, "cp1252")]
+    monkeypatch.undo()
+    with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
+        process(pipeline, {"url": "https://a.test/2", "html": response.text + "\n"})
+    alone = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
+    given, _ = alone.fingerprinter.fingerprint("https://a.test/1", None, response.text, None)
+    assert results[0].status == given.status == "ok"
+    assert results[0].fingerprint == given.fingerprint
+    for each in (pipeline, alone):
+        each.close_spider()
 
 
 def test_a_worker_fingerprints_a_decoded_page_as_the_crawl_process_does(monkeypatch):

@@ -54,7 +54,11 @@ class ItemPage:
       (from 0);
     * ``body`` and ``encoding``: the response's body and charset when the item was the
       only one its callback yielded for the response, ``None`` otherwise;
-    * ``redirected_from``: the URLs that redirected to the response, first to last.
+    * ``redirected_from``: the URLs that redirected to the response, first to last;
+    * ``html_text`` and ``html_body``: for an item whose HTML field holds the response's
+      text (``response.text``), that text and the response's body (and ``encoding``): the
+      page can be sent to a worker process as it was downloaded, the text being checked
+      to be the item's still.
     """
 
     url: str
@@ -62,6 +66,8 @@ class ItemPage:
     body: bytes | None = None
     encoding: str | None = None
     redirected_from: tuple[str, ...] = ()
+    html_text: str | None = None
+    html_body: bytes | None = None
 
     @property
     def key(self) -> str:

@@ -27,6 +27,7 @@ from crawler.content.extraction_lane import ExtractionLane, HeldPages
 from crawler.content.pages import (
     EncodedPage,
     PageFingerprint,
+    ResponseBody,
     fingerprint_page,
     fingerprint_page_within,
     parent_main_hidden,
@@ -163,14 +164,24 @@ class PageFingerprinter:
                 behind.release(size)
 
     def fingerprint(
-        self, url: str, text: Any, html: Any, encoding: str | None
+        self,
+        url: str,
+        text: Any,
+        html: Any,
+        encoding: str | None,
+        downloaded: ResponseBody | None = None,
     ) -> tuple[PageFingerprint, bool]:
         """The page's fingerprints, and whether its body was fingerprinted before (or is
-        being, for another item: it is waited for, not fingerprinted again)."""
+        being, for another item: it is waited for, not fingerprinted again). *downloaded*:
+        *html* (a ``str``) as Scrapy downloaded it, sent to a worker in its place."""
         text = text if isinstance(text, str) else None
         if text is not None or not isinstance(html, (str, bytes)):
             return self._extract(url, text, html, encoding), False
-        encoded = EncodedPage.of(html) if isinstance(html, str) else None
+        encoded: EncodedPage | ResponseBody | None = None
+        if isinstance(html, str):
+            encoded = downloaded if downloaded is not None else EncodedPage.of(html)
+        if downloaded is not None:
+            encoding = downloaded.encoding  # what the body's bytes are read with
         key = body_key(html if encoded is None else encoded.data, encoding)
         with self._bodies_lock:
             pending = self._bodies.get(key)
@@ -200,9 +211,9 @@ class PageFingerprinter:
         text: Any,
         html: Any,
         encoding: str | None,
-        encoded: EncodedPage | None = None,
+        encoded: EncodedPage | ResponseBody | None = None,
     ) -> PageFingerprint:
-        """*encoded*: *html* (a ``str``) as UTF-8, what a worker process is sent instead."""
+        """*encoded*: *html* (a ``str``) in bytes, what a worker process is sent instead."""
         text = text if isinstance(text, str) else None
         # given text is fingerprinted as it is: the page is not needed
         html = html if isinstance(html, (str, bytes)) and text is None else None

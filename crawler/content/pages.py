@@ -63,8 +63,33 @@ class EncodedPage:
         return self.data.decode("utf-8", "surrogatepass")
 
 
+@dataclass(frozen=True, slots=True)
+class ResponseBody:
+    """A page as Scrapy downloaded it, where the item holds its text as ``response.text``
+    gave it: carried to a worker process as the response's body, which is the page already
+    in bytes, instead of encoding the text again (a third of a millisecond on a real page
+    in the crawl process). :meth:`decoded` gives the same ``str`` as ``response.text``: it
+    decodes as Scrapy's ``TextResponse.text`` does, with the response's encoding.
+
+    >>> ResponseBody("caf\u00e9".encode("cp1252"), "cp1252").decoded()
+    'café'
+    """
+
+    body: bytes
+    encoding: str
+
+    @property
+    def data(self) -> bytes:
+        return self.body
+
+    def decoded(self) -> str:
+        from w3lib.encoding import html_to_unicode
+
+        return html_to_unicode(f"charset={self.encoding}", self.body)[1]
+
+
 def fingerprint_page(
-    html: str | bytes | EncodedPage | None,
+    html: str | bytes | EncodedPage | ResponseBody | None,
     text: str | None = None,
     *,
     url: str | None = None,
@@ -85,7 +110,7 @@ def fingerprint_page(
     """
     status, page_chars, fallback = "ok", 0, False
     started = time.thread_time()
-    if isinstance(html, EncodedPage):
+    if isinstance(html, (EncodedPage, ResponseBody)):
         html = html.decoded()
     if text is None:
         extraction = extract(html, url, encoding=encoding, max_bytes=max_bytes, extractor=extractor)
@@ -122,7 +147,7 @@ _OUT_OF_TIME_AGAIN = 0.05
 
 def fingerprint_page_within(
     seconds: float,
-    html: str | bytes | EncodedPage | None,
+    html: str | bytes | EncodedPage | ResponseBody | None,
     text: str | None = None,
     **options: object,
 ) -> PageFingerprint:
