@@ -15,6 +15,7 @@ import logging
 import multiprocessing
 import os
 import threading
+import weakref
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeoutError
 from concurrent.futures.process import BrokenProcessPool
@@ -87,7 +88,7 @@ class PageFingerprinter:
       ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``: see
       :class:`~crawler.content.extraction_lane.ExtractionLane`),
       then in one worker process, and in :func:`auto_worker_count` once that one falls
-      behind in turn (by the same sign); a page too large or too deeply nested for a thread
+      behind in turn (by the same sign: the others start beside it); a page too large or too deeply nested for a thread
       that cannot be stopped goes to the workers at once;
     * a number: so many worker processes from :meth:`open` on; ``0``: in the calling thread;
     * *options*: :func:`~crawler.content.pages.fingerprint_page`'s keyword arguments.
@@ -120,9 +121,14 @@ class PageFingerprinter:
         self._lane_thread = (
             ThreadPoolExecutor(1, thread_name_prefix="dedup-extract") if auto else None
         )
+        #: the worker processes (``"auto"``: the first one)
         self.processes: ProcessPoolExecutor | None = None
-        #: how many worker processes :attr:`processes` has (``"auto"``: one, then all)
+        #: ``"auto"``: the other workers, once pages wait for the first
+        self.more: ProcessPoolExecutor | None = None
+        #: how many worker processes were started (``"auto"``: one, then all)
         self.started = 0
+        #: pages handed to each pool and not back yet
+        self._at: weakref.WeakKeyDictionary[ProcessPoolExecutor, int] = weakref.WeakKeyDictionary()
         #: with ``"auto"`` and one worker started: whether the pages wait for it
         self._behind: HeldPages | None = None
         self._max_held = max_held
@@ -135,10 +141,12 @@ class PageFingerprinter:
         """Start the worker processes of a number of *workers*."""
         if self.workers > 0 and self._lane is None:
             self.processes = self._new_processes(self.workers)
+            self.started = self.workers
 
     def close(self) -> None:
-        if self.processes is not None:
-            self.processes.shutdown(wait=True, cancel_futures=True)
+        for processes in (self.processes, self.more):
+            if processes is not None:
+                processes.shutdown(wait=True, cancel_futures=True)
         if self._lane_thread is not None:
             self._lane_thread.shutdown(wait=True)
 
@@ -230,7 +238,7 @@ class PageFingerprinter:
         if self._behind is not None and self._behind.behind:
             self._start_all_workers()
         for _ in range(MAX_EXTRACT_ATTEMPTS):
-            processes = self.processes
+            processes = self._least_busy()
             if processes is None:
                 return fingerprint_page(html, text, **options)
             try:
@@ -251,7 +259,7 @@ class PageFingerprinter:
             # RuntimeError: shut down; CancelledError: queued when they were replaced (left
             # to asyncio, it would take the item's coroutine for cancelled: the item vanished)
             except (BrokenProcessPool, RuntimeError, CancelledError) as exc:
-                if self.processes is not processes:
+                if processes is not self.processes and processes is not self.more:
                     continue  # another page's stuck worker replaced the workers under this one
                 if not isinstance(exc, BrokenProcessPool):
                     raise
@@ -262,6 +270,9 @@ class PageFingerprinter:
                 )
                 self._replace_processes(processes)
                 return PageFingerprint("timeout", None)
+            finally:
+                with self._processes_lock:
+                    self._at[processes] -= 1
             if page.status == "timeout":
                 logger.warning(
                     "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "
@@ -304,6 +315,7 @@ class PageFingerprinter:
             if self.processes is not None:
                 return
             self.processes = self._new_processes(1)
+            self.started = 1
             if self.workers > 1:
                 assert self._lane is not None
                 self._behind = HeldPages(
@@ -317,15 +329,13 @@ class PageFingerprinter:
         self.stats.set_value("dedup/extract/workers_started", 1)
 
     def _start_all_workers(self) -> None:
-        """:attr:`workers` worker processes for later pages in place of the one, which
-        finishes the pages it was given, then exits."""
+        """The other :attr:`workers` - 1 worker processes, beside the first."""
         with self._processes_lock:
-            one = self.processes
-            if self._behind is None or one is None:
+            if self._behind is None:
                 return  # started already, for another page
             self._behind = None
-            self.processes = self._new_processes(self.workers)
-        one.shutdown(wait=False)
+            self.more = self._new_processes(self.workers - 1)
+            self.started = self.workers
         logger.info(
             "Content dedup: the worker process fell behind in turn (the pages waiting for it "
             "reached SCRAPER_SLOT_MAX_ACTIVE_SIZE %(share)s of %(window)s s); "
@@ -337,6 +347,21 @@ class PageFingerprinter:
             },
         )
         self.stats.set_value("dedup/extract/workers_started", self.workers)
+
+    def _least_busy(self) -> ProcessPoolExecutor | None:
+        """The pool with the fewest pages a worker, counting this one in."""
+        with self._processes_lock:
+            pools = [pool for pool in (self.processes, self.more) if pool is not None]
+            if not pools:
+                return None
+            chosen = min(pools, key=lambda pool: self._at.get(pool, 0) / self._size(pool))
+            self._at[chosen] = self._at.get(chosen, 0) + 1
+            return chosen
+
+    def _size(self, pool: ProcessPoolExecutor) -> int:
+        if pool is self.more:
+            return self.workers - 1
+        return 1 if self._lane is not None else self.workers
 
     def _result(self, future: Future[PageFingerprint]) -> PageFingerprint:
         """The page's fingerprints. The worker gives a page up itself once it has worked
@@ -359,7 +384,6 @@ class PageFingerprinter:
 
     def _new_processes(self, workers: int) -> ProcessPoolExecutor:
         # spawn, not fork: a forked copy of a running reactor is no place for work
-        self.started = workers
         processes = ProcessPoolExecutor(
             workers,
             mp_context=multiprocessing.get_context("spawn"),
@@ -377,9 +401,12 @@ class PageFingerprinter:
         """New worker processes for later pages; the old ones are killed, the one stuck on
         a page with them (a pool cannot cancel a running task)."""
         with self._processes_lock:
-            if self.processes is not stuck:
+            if stuck is self.processes:
+                self.processes = self._new_processes(self._size(stuck))
+            elif stuck is self.more:
+                self.more = self._new_processes(self._size(stuck))
+            else:
                 return  # replaced already, for another page
-            self.processes = self._new_processes(self.started)
         for process in list(getattr(stuck, "_processes", {}).values()):
             process.terminate()
         stuck.shutdown(wait=False, cancel_futures=True)
