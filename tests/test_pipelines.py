@@ -911,24 +911,33 @@ def test_by_default_a_page_of_tags_never_closed_goes_to_a_worker_process_and_its
     pipeline.close_spider()
 
 
+def with_one_worker_of_three(monkeypatch, page_size: int) -> NearDuplicatePipeline:
+    """A pipeline of ``"auto"`` workers on three cores whose first worker a page of nested
+    tags started; the crawl stops downloading at ten pages of *page_size* held, and the
+    window of AUTO_WORKERS_AFTER is 0.2 s."""
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.2)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    pipeline = make_pipeline(
+        {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * page_size}
+    )
+    nested = "<html><body>" + "<div>" * 2_000 + "A page of nested tags."
+    process(pipeline, {"url": "https://a.test/nested", "html": nested})
+    assert pipeline.fingerprinter.started == 1
+    return pipeline
+
+
 def test_by_default_the_other_worker_processes_start_once_pages_wait_for_the_first(
     caplog, monkeypatch
 ):
     """A worker process that falls behind in turn, by the same sign as the crawl process
     (pages held reached SCRAPER_SLOT_MAX_ACTIVE_SIZE, here ten pages' worth, a quarter of
-    AUTO_WORKERS_AFTER, here 0.2 s), is replaced by one per core (three here). A page too
-    deeply nested starts the first worker; then 96 pages arrive at once: one worker needs
-    1.6 s for them (17 ms a page with trafilatura), eight times the 0.2 s of the window.
+    AUTO_WORKERS_AFTER, here 0.2 s), is joined by the others, one per core in all (three
+    here). A page too deeply nested starts the first worker; then 96 pages arrive at once:
+    one worker needs 1.6 s for them (17 ms a page with trafilatura), eight times the 0.2 s
+    of the window.
     Every page is checked once, wherever it ran."""
-    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.2)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
     articles = distinct_articles(96, paragraphs=200)
-    pipeline = make_pipeline(
-        {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * len(articles[0])}
-    )
-    nested = "<html><body>" + "<div>" * 2_000 + "A page of nested tags."
-    process(pipeline, {"url": "https://a.test/nested", "html": nested})
-    assert pipeline.fingerprinter.started == 1
+    pipeline = with_one_worker_of_three(monkeypatch, len(articles[0]))
 
     async def all_at_once() -> list:
         items = [{"url": f"https://a.test/{n}", "html": html} for n, html in enumerate(articles)]
@@ -948,14 +957,8 @@ def test_by_default_the_other_worker_processes_start_once_pages_wait_for_the_fir
 def test_by_default_pages_that_never_wait_for_the_first_worker_start_no_other(monkeypatch):
     """The same pages one at a time, after a page too deeply nested started a worker: none
     waits for another, so the pages held never reach the limit and one worker does it all."""
-    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.2)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
     articles = distinct_articles(24, paragraphs=200)
-    pipeline = make_pipeline(
-        {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * len(articles[0])}
-    )
-    nested = "<html><body>" + "<div>" * 2_000 + "A page of nested tags."
-    process(pipeline, {"url": "https://a.test/nested", "html": nested})
+    pipeline = with_one_worker_of_three(monkeypatch, len(articles[0]))
     for number, html in enumerate(articles):
         process(pipeline, {"url": f"https://a.test/{number}", "html": html})
     assert pipeline.fingerprinter.started == 1

@@ -88,8 +88,8 @@ class PageFingerprinter:
       ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``: see
       :class:`~crawler.content.extraction_lane.ExtractionLane`),
       then in one worker process, and in :func:`auto_worker_count` once that one falls
-      behind in turn (by the same sign: the others start beside it); a page too large or too deeply nested for a thread
-      that cannot be stopped goes to the workers at once;
+      behind in turn (by the same sign: the others start beside it); a page too large or
+      too deeply nested for a thread that cannot be stopped goes to the workers at once;
     * a number: so many worker processes from :meth:`open` on; ``0``: in the calling thread;
     * *options*: :func:`~crawler.content.pages.fingerprint_page`'s keyword arguments.
     """
