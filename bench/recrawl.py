@@ -212,7 +212,7 @@ def redis_records_at_scale(count: int) -> dict[str, float]:
             if number % 10_000 == 9_999:
                 pipeline.execute()
         pipeline.execute()
-        client.set(store.count_key, count)
+        client.set(store.count_keys[0], count)
         used = client.info("memory")["used_memory"] - before
         return {"memory": used / count}
 

@@ -16,7 +16,7 @@ import logging
 from collections import Counter
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import signals as scrapy_signals
 from scrapy.dupefilters import BaseDupeFilter
@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from crawler.url.learning import RuleKey
     from crawler.url.recrawl import Recrawl
     from crawler.url.stores import SeenStore
+    from crawler.url.stores.shared import SharedSeenStore
 
 logger = logging.getLogger(__name__)
 
@@ -464,7 +465,11 @@ class URLDupeFilter(BaseDupeFilter):
         if connection is None:
             return self.seen.add(key, lambda: self._record_scheduled(key, request))
         retried_before = connection.retried
-        added = self.seen.add(key)
+        if self.recrawl is not None and not self._last_rules:
+            # a seen URL's page claimed in the same call when due
+            added = self.recrawl.add_claiming(cast("SharedSeenStore", self.seen), key, request)
+        else:
+            added = self.seen.add(key)
         unanswered_before = request.meta.pop(_META_ADD_UNANSWERED, False)
         if not added and (unanswered_before or connection.retried != retried_before):
             # the attempt that failed may have recorded the key itself: crawling

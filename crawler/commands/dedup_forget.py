@@ -272,7 +272,7 @@ def _reset_in_redis(
     """Reset shared records: safe while workers crawl (a worker's claim or fetch written
     after it wins)."""
     seen = redis_seen_store(settings, spider_name, url_backend_from_settings(settings))
-    store = RedisRecrawlStore(seen.connection, seen.base, signature)
+    store = RedisRecrawlStore.beside(seen, signature)
     store.connection.open()
     stored = store.connection.call(store.connection.client.get, store.signature_key)
     if stored is None:

@@ -230,8 +230,8 @@ def _inspect_redis(
     if content_backend(settings) == "redis":
         content_index = _inspect_redis_content(settings, spider_name)
     shared = SharedRules(store.connection, shared_rules_key(store.base)).read()
-    recrawl_store = RedisRecrawlStore(
-        store.connection, store.base, recrawl_signature(url_rules_from_settings(settings))
+    recrawl_store = RedisRecrawlStore.beside(
+        store, recrawl_signature(url_rules_from_settings(settings))
     )
     return {
         "url_store": url_store,

@@ -405,10 +405,10 @@ def recrawl_for(crawler: Crawler) -> Recrawl | None:
     rules = url_rules_from_settings(settings)
     store: RecrawlStore | RedisRecrawlStore
     if url_backend_from_settings(settings) in REDIS_BACKENDS:
-        base = redis_key_base(settings, getattr(crawler.spidercls, "name", ""))
-        store = RedisRecrawlStore(
-            connection_from_settings(settings), base, recrawl_signature(rules)
+        seen = redis_seen_store(
+            settings, getattr(crawler.spidercls, "name", ""), url_backend_from_settings(settings)
         )
+        store = RedisRecrawlStore.beside(seen, recrawl_signature(rules))
         recrawl = Recrawl(crawler, store, schedule, overrides, UrlCanonicalizer(rules))
         _recrawls[crawler] = recrawl
         return recrawl

@@ -7,7 +7,8 @@ their step:
 
 * the dupefilter, for a URL it has seen: :meth:`Recrawl.claim_if_due` lets it through
   when the page is due (its own interval has passed since its last fetch; a seen URL
-  without a record is due), once per run;
+  without a record is due), once per run; with a shared store, the seen store's add and
+  the claim are one Redis call (:meth:`Recrawl.add_claiming`);
 * ``RecrawlMiddleware``, before the download: :meth:`Recrawl.conditional_headers`
   (``If-None-Match`` / ``If-Modified-Since`` from the record); after it:
   :meth:`Recrawl.fetched`, which records the answer: a ``304`` is *not modified*, a body
@@ -30,7 +31,7 @@ import logging
 import time
 from collections import OrderedDict
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 import xxhash
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from crawler.url.recrawl_redis_store import RedisRecrawlStore
     from crawler.url.recrawl_schedule import FetchOutcome, RecrawlSchedule
     from crawler.url.recrawl_store import RecrawlStore
+    from crawler.url.stores.shared import SharedSeenStore
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +117,8 @@ class Recrawl:
         self._claimed: set[bytes] = set()
         #: claimed keys -> their record before the claim (a shared store's claim rewrites it)
         self._before: dict[bytes, RecrawlRecord | None] = {}
+        #: keys whose page the seen store's add found due and claimed -> record before it
+        self._due_in_add: dict[bytes, RecrawlRecord | None] = {}
         self._handed: set[bytes] = set()
         self._next_pass_at = 0.0
         self._unavailable_warned = False
@@ -167,6 +171,27 @@ class Recrawl:
     def claim(self, key: bytes) -> None:
         """*key* is fetched in this run (a new URL): not due again before the run ends."""
         self._claimed.add(key)
+        if key in self._due_in_add:  # claimed by an add whose "seen" a retry overruled
+            self._before[key] = self._due_in_add.pop(key)
+
+    def add_claiming(self, seen: SharedSeenStore, key: bytes, request: Request) -> bool:
+        """``seen.add(key)``, and for a seen URL the claim of :meth:`claim_if_due` in the
+        same atomic call (the records are in the seen shard's slot); the claim's outcome
+        waits for :meth:`claim_if_due`. Whether *key* was new."""
+        if request.method != "GET" or request.body or key in self._claimed:
+            return seen.add(key)
+        try:
+            self.open()
+        except RedisUnavailable as exc:
+            self._unavailable(exc)
+            return seen.add(key)
+        shared = cast("RedisRecrawlStore", self.store)
+        added, reply = seen.add_then(key, shared.claim_tail(key, self.now(), LEASE))
+        if not added:
+            due, before = shared.claimed(reply)
+            if due:
+                self._due_in_add[key] = before
+        return added
 
     def claim_if_due(self, key: bytes, request: Request) -> bool:
         """Whether *request*, whose URL was seen, goes to download because its page is
@@ -176,14 +201,17 @@ class Recrawl:
         worker may be fetching it for the first time). While Redis fails, not due."""
         if request.method != "GET" or request.body or key in self._claimed:
             return False
-        try:
-            self.open()
-            due, before = self.store.claim_if_due(key, self.now(), LEASE)
-        except RedisUnavailable as exc:
-            self._unavailable(exc)
-            return False
-        if not due:
-            return False
+        if key in self._due_in_add:
+            before = self._due_in_add.pop(key)
+        else:
+            try:
+                self.open()
+                due, before = self.store.claim_if_due(key, self.now(), LEASE)
+            except RedisUnavailable as exc:
+                self._unavailable(exc)
+                return False
+            if not due:
+                return False
         self._claimed.add(key)
         self._before[key] = before
         request.meta[META_DUE] = True

@@ -206,3 +206,34 @@ def test_a_store_of_one_shard_names_the_primary_that_holds_it(redis_cluster_node
     store = RedisSetSeenStore(connection, "named:dupefilter")
     node = connection.client.get_node_from_key("named:dupefilter")
     assert redis_store_whereabouts(store) == f" (on 127.0.0.1:{node.port})"
+
+
+@pytest.mark.parametrize("backend", ["redis", "redis-bloom"])
+def test_recrawl_records_sit_beside_the_seen_shards_across_the_primaries(
+    redis_cluster_nodes, backend
+):
+    from scrapy.settings import Settings
+
+    from crawler.url.configuration import redis_seen_store
+    from crawler.url.recrawl_records import RecrawlRecord
+    from crawler.url.recrawl_redis_store import RedisRecrawlStore
+
+    settings = Settings({"REDIS_URL": redis_cluster_nodes[0].url, "DEDUP_REDIS_CLUSTER": True})
+    seen = redis_seen_store(settings, "named", backend)
+    seen.open(seen.params())
+    records = RedisRecrawlStore.beside(seen, {})
+    records.open()
+    batch = keys(120)
+    assert all(seen.add(key) for key in batch)
+    for number, key in enumerate(batch):
+        records.put(key, f"https://a.test/{number}", RecrawlRecord(1000, 60))
+    # each seen URL checked and its due page claimed in one call, on its shard's primary
+    claims = [seen.add_then(key, records.claim_tail(key, 1060, 600)) for key in batch]
+    assert all(not new and records.claimed(reply)[0] for new, reply in claims)
+    assert not any(
+        records.claimed(seen.add_then(key, records.claim_tail(key, 1061, 600))[1])[0]
+        for key in batch
+    )
+    assert len(records) == 120 and [url for _, url, _ in records.due(1660)] != []
+    held = primary_of_each_key(redis_cluster_nodes)
+    assert len({held[key] for key in held if b":recrawl:r:" in key}) == 3

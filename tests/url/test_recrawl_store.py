@@ -3,12 +3,14 @@ schedule (crawler/url/configuration.py)."""
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from scrapy.settings import Settings
@@ -16,7 +18,7 @@ from scrapy.settings import Settings
 from crawler.redis.connection import RedisConnection, RedisSignatureMismatch
 from crawler.state.persistence import StateFileError
 from crawler.url.configuration import recrawl_schedules_from_settings
-from crawler.url.recrawl_records import RecrawlRecord
+from crawler.url.recrawl_records import RecrawlRecord, encode
 from crawler.url.recrawl_redis_store import RedisRecrawlStore
 from crawler.url.recrawl_schedule import RecrawlSchedule
 from crawler.url.recrawl_store import RESET, RecrawlStore
@@ -187,3 +189,89 @@ def test_a_shared_store_built_with_other_rules_is_refused(
     )
     with pytest.raises(RedisSignatureMismatch, match="DEDUP_URL_STRIP_PARAMS"):
         other.open()
+
+
+def _scripts_run(client: Any) -> int:
+    return int(client.info("commandstats").get("cmdstat_evalsha", {"calls": 0})["calls"])
+
+
+@pytest.mark.parametrize("backend", ["redis", "redis-bloom"])
+@pytest.mark.parametrize("ttl", [None, 3600])
+@pytest.mark.parametrize("shards", [1, 4])
+def test_a_seen_url_is_checked_and_its_due_page_claimed_in_one_redis_call(
+    redis_server: RedisServerProcess, backend: str, ttl: int | None, shards: int
+) -> None:
+    import redis
+    from redis.crc import key_slot
+
+    from crawler.url.configuration import redis_seen_store
+    from crawler.url.stores.redis_shards import ShardedRedisSeenStore
+
+    settings = Settings(
+        {"REDIS_URL": redis_server.url, "DEDUP_URL_TTL": ttl, "DEDUP_REDIS_SHARDS": shards}
+    )
+    seen = redis_seen_store(settings, "site", backend)
+    seen.open(SIGNATURE)
+    records = RedisRecrawlStore.beside(seen, SIGNATURE)
+    records.open()
+    for number in range(40):  # every record in the slot of its key's seen store
+        shard = seen.shard_of(key(number)) if isinstance(seen, ShardedRedisSeenStore) else seen
+        assert key_slot(records.bucket(key(number)).encode()) == key_slot(shard.tag.encode())
+    assert len({records.bucket(key(number)) for number in range(40)}) > 1
+    assert seen.add(key(1)) and seen.add(key(2))
+    records.put(key(1), "https://example.com/p/1", RecrawlRecord(1000, 60, b'"e1"', None, 7))
+    seen.add_then(key(9), records.claim_tail(key(9), 1060, 600))  # scripts loaded
+    counter = redis.Redis.from_url(redis_server.url)
+    round_trips: list[object] = []
+    call = seen.connection.call
+
+    def counted(command: Any, *args: Any, **kwargs: Any) -> Any:
+        round_trips.append(command)
+        return call(command, *args, **kwargs)
+
+    seen.connection.call = counted  # type: ignore[method-assign]
+    scripts = [_scripts_run(counter)]
+    assert seen.add_then(key(3), records.claim_tail(key(3), 1060, 600)) == (True, None)
+    scripts.append(_scripts_run(counter))
+    new, reply = seen.add_then(key(1), records.claim_tail(key(1), 1060, 600))
+    scripts.append(_scripts_run(counter))
+    # one call, one script each: the add, and for a seen URL the claim of its due page
+    assert len(round_trips) == 2
+    assert [after - before for before, after in itertools.pairwise(scripts)] == [1, 1]
+    assert not new
+    assert records.claimed(reply) == (True, RecrawlRecord(1000, 60, b'"e1"', None, 7))
+    assert records.get(key(1)) == RecrawlRecord(1060, 600, b'"e1"', None, 7)
+    new, reply = seen.add_then(key(1), records.claim_tail(key(1), 1061, 600))
+    assert not new and records.claimed(reply) == (False, None)  # claimed for every worker
+    new, reply = seen.add_then(key(2), records.claim_tail(key(2), 5000, 600))
+    assert not new and records.claimed(reply) == (False, None)  # seen, no record: not due
+    assert len(records) == 1
+
+
+def test_records_of_the_first_layout_move_beside_the_seen_urls(
+    redis_server: RedisServerProcess,
+) -> None:
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    old = "{site:dupefilter:recrawl}"
+    client.set(f"{old}:signature", json.dumps(SIGNATURE, sort_keys=True))
+    for number in range(30):  # as the first layout's put wrote them
+        encoded = encode(record(number))
+        value = bytes((len(encoded),)) + encoded + f"https://example.com/p/{number}".encode()
+        client.hset(
+            f"{old}:r:{int.from_bytes(key(number)[:2], 'big') % 4096:03x}", key(number), value
+        )
+    client.set(f"{old}:count", 30)
+    connection = RedisConnection(redis_server.url)
+    newer = RedisRecrawlStore(connection, "site:dupefilter", SIGNATURE, ["site:dupefilter#0.0"])
+    newer.put(key(0), "https://example.com/p/0", RecrawlRecord(9, 9))  # a worker's newer write
+    store = RedisRecrawlStore(connection, "site:dupefilter", SIGNATURE, ["site:dupefilter#0.0"])
+    store.open()
+    assert len(store) == 30
+    assert store.get(key(0)) == RecrawlRecord(9, 9)
+    assert [store.get(key(number)) for number in range(1, 30)] == [record(n) for n in range(1, 30)]
+    assert store.url(key(7)) == "https://example.com/p/7"
+    assert client.keys(f"{old}:r:*") == [] and client.get(f"{old}:count") is None
+    store.open()  # nothing left to move
+    assert len(store) == 30

@@ -7,14 +7,17 @@
   string keys when it outgrows one.
 
 Both answer "was this key new?" in one atomic round trip, so workers racing
-on the same request agree that exactly one of them saw it first. ``close()``
-never deletes shared data; ``clear()`` does, and only when asked.
+on the same request agree that exactly one of them saw it first; ``add_then``
+runs a :class:`LuaTail` in the same call when the key was seen (the recrawl
+records' claim of a due page, kept in the store's slot). ``close()`` never
+deletes shared data; ``clear()`` does, and only when asked.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from crawler.url.stores.bloom import HASHING, TIGHTENING, double_hashing
@@ -141,6 +144,55 @@ return 1
 """
 
 
+#: KEYS: the set. ARGV: the key. Returns 1 for a new key, 0 for a seen one.
+_SET_ADD = "return redis.call('SADD', KEYS[1], ARGV[1])"
+
+
+@dataclass(frozen=True)
+class LuaTail:
+    """What a seen store's :meth:`add_then` runs after its add, in the same atomic call,
+    when the key was seen: a Lua *body* reading its own ``KEYS`` and ``ARGV`` (*keys*,
+    which must share the store's hash slot, and *args*)."""
+
+    body: str
+    keys: list[str]
+    args: list[Any]
+
+
+def _add_then_script(add: str, tail: str) -> str:
+    """One script running *add* (a seen store's add, 1 for a new key) and, for a seen key,
+    *tail*; each reads its own ``KEYS`` and ``ARGV``. ``ARGV[1]`` and ``ARGV[2]`` say how
+    many keys and arguments are *add*'s. Returns ``{1}`` for a new key, ``{0, <tail's
+    reply>}`` for a seen one."""
+    return f"""
+local add_keys, add_args = tonumber(ARGV[1]), tonumber(ARGV[2])
+local function add(KEYS, ARGV)
+{add}
+end
+local function tail(KEYS, ARGV)
+{tail}
+end
+if add({{unpack(KEYS, 1, add_keys)}}, {{unpack(ARGV, 3, 2 + add_args)}}) == 1 then
+  return {{1}}
+end
+return {{0, tail({{unpack(KEYS, add_keys + 1)}}, {{unpack(ARGV, 3 + add_args)}})}}
+"""
+
+
+def add_then(
+    connection: RedisConnection, add: tuple[str, list[str], list[Any]], tail: LuaTail
+) -> tuple[bool, Any]:
+    """Run a seen store's *add* (its Lua body, keys and arguments) and, when the key was
+    seen, *tail*, in one atomic call: whether the key was new, and the tail's reply
+    (``None`` for a new key)."""
+    body, keys, args = add
+    script = connection.script(_add_then_script(body, tail.body))
+    reply = connection.call(
+        script, keys=[*keys, *tail.keys], args=[len(keys), len(args), *args, *tail.args]
+    )
+    return (True, None) if int(reply[0]) == 1 else (False, reply[1])
+
+
 _SET_ONE_BIT = b"$3\r\nSET\r\n$2\r\nu1\r\n$%d\r\n%d\r\n$1\r\n1\r\n"
 
 
@@ -233,6 +285,14 @@ class RedisSetSeenStore:
         keys = self._generation_keys()
         args = [key, self.generations.expire_seconds]
         return bool(self.connection.call(script, keys=keys, args=args))
+
+    def add_then(self, key: bytes, tail: LuaTail) -> tuple[bool, Any]:
+        """:meth:`add`, and *tail* when *key* was seen, in one atomic call
+        (:func:`add_then`); *tail*'s keys are in :attr:`tag`'s slot."""
+        if self.generations is None:
+            return add_then(self.connection, (_SET_ADD, [self.key], [key]), tail)
+        args = [key, self.generations.expire_seconds]
+        return add_then(self.connection, (_SET_ADD_WITH_TTL, self._generation_keys(), args), tail)
 
     def __contains__(self, key: bytes) -> bool:
         client = self.connection.client
@@ -415,6 +475,12 @@ class RedisBloomSeenStore:
         if self._uncounted >= COUNT_BATCH or time.monotonic() - self._counted_at >= COUNT_INTERVAL:
             self._flush_count()
         return True
+
+    def add_then(self, key: bytes, tail: LuaTail) -> tuple[bool, Any]:
+        """:meth:`add`, and *tail* when *key* was seen, in one atomic call
+        (:func:`add_then`, the Lua form of :meth:`add`, which counts a new key itself);
+        *tail*'s keys are in :attr:`tag`'s slot."""
+        return add_then(self.connection, (_BLOOM_ADD, self._live_keys(), self._args(key)), tail)
 
     def _offsets_by_shard(self, key: bytes) -> dict[int, list[int]]:
         offsets: dict[int, list[int]] = {}

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from crawler.redis.connection import RedisConnection
+    from crawler.url.stores.redis import LuaTail
 
 #: Hash slots of a Redis Cluster.
 CLUSTER_SLOTS = 16384
@@ -66,6 +67,17 @@ def shard_bases(base: str, count: int) -> list[str]:
     return bases
 
 
+def shard_index(key: bytes, count: int) -> int:
+    """The shard of *count* that holds *key*: a hash independent of the Bloom bit positions
+    (and of the recrawl records' buckets, which follow the shards).
+
+    >>> shard_index(bytes(16), 12)
+    4
+    """
+    digest = hashlib.blake2b(key, digest_size=8, person=b"dedup-shard").digest()
+    return int.from_bytes(digest, "little") % count
+
+
 class ShardedRedisSeenStore:
     """One seen store made of *shards* (stores of one kind, each under its own hash
     tag), answering like one of them.
@@ -103,9 +115,8 @@ class ShardedRedisSeenStore:
         return sorted(node for node in nodes if node is not None)
 
     def shard_of(self, key: bytes) -> RedisSetSeenStore | RedisBloomSeenStore:
-        """The shard that holds *key* (a hash independent of the Bloom bit positions)."""
-        digest = hashlib.blake2b(key, digest_size=8, person=b"dedup-shard").digest()
-        return self.shards[int.from_bytes(digest, "little") % len(self.shards)]
+        """The shard that holds *key* (:func:`shard_index`)."""
+        return self.shards[shard_index(key, len(self.shards))]
 
     def open(self, signature: Mapping[str, Any]) -> None:
         """Check the store's signature, then open every shard with it, while Redis fails
@@ -125,6 +136,10 @@ class ShardedRedisSeenStore:
 
     def add(self, key: bytes) -> bool:
         return self.shard_of(key).add(key)
+
+    def add_then(self, key: bytes, tail: LuaTail) -> tuple[bool, Any]:
+        """The :meth:`add_then` of *key*'s shard: *tail*'s keys are in that shard's slot."""
+        return self.shard_of(key).add_then(key, tail)
 
     def __contains__(self, key: bytes) -> bool:
         return key in self.shard_of(key)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
+    from crawler.url.stores.redis import LuaTail
     from crawler.url.stores.redis_shards import RedisSeenStore
 
 
@@ -35,6 +36,11 @@ class SharedSeenStore(KeysHeldElsewhere):
 
     def holder(self) -> RedisSeenStore:
         return self.store
+
+    def add_then(self, key: bytes, tail: LuaTail) -> tuple[bool, Any]:
+        """Remember *key* and, when it was seen, run *tail* in the same atomic call
+        (:meth:`RedisSetSeenStore.add_then`): whether it was new, and *tail*'s reply."""
+        return self.store.add_then(key, tail)
 
     def close(self) -> None:
         self.store.close()
