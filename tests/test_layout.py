@@ -143,8 +143,9 @@ LONG_MODULES = {
     # collaborators': crawler.pipeline_report, crawler.content.page_fingerprinter,
     # crawler.content.held_items, .representatives, crawler.url.recrawl
     "crawler.pipelines": 600,
-    # the shared seen store's Lua scripts and their callers
-    "crawler.url.stores.redis": 550,
+    # the shared seen store's Lua scripts and their callers (for each kind: add, contains,
+    # and add then a tail of the caller's, crawler.url.stores.redis_add_then)
+    "crawler.url.stores.redis": 575,
     "crawler.content.index.redis": 550,
     "crawler.state.persistence": 550,
 }

@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.url.recrawl_records import RecrawlRecord, decode, encode
 from crawler.url.recrawl_store import RecordsByKey
-from crawler.url.stores.redis import LuaTail, hash_tag
-from crawler.url.stores.redis_shards import ShardedRedisSeenStore, shard_index
+from crawler.url.stores.redis import hash_tag
+from crawler.url.stores.redis_add_then import LuaTail
+from crawler.url.stores.redis_shards import shard_index
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -106,8 +107,7 @@ class RedisRecrawlStore(RecordsByKey):
     @classmethod
     def beside(cls, seen: RedisSeenStore, signature: Mapping[str, Any]) -> RedisRecrawlStore:
         """The records kept in the slots of the shared seen store *seen*, on its connection."""
-        shards = seen.shards if isinstance(seen, ShardedRedisSeenStore) else [seen]
-        return cls(seen.connection, seen.base, signature, [shard.base for shard in shards])
+        return cls(seen.connection, seen.base, signature, seen.bases)
 
     def _shard(self, key: bytes) -> int:
         return 0 if len(self.prefixes) == 1 else shard_index(key, len(self.prefixes))

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from crawler.url.stores.bloom import HASHING, TIGHTENING, double_hashing
+from crawler.url.stores.redis_add_then import SET_ADD, LuaTail, add_then
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -144,55 +144,6 @@ return 1
 """
 
 
-#: KEYS: the set. ARGV: the key. Returns 1 for a new key, 0 for a seen one.
-_SET_ADD = "return redis.call('SADD', KEYS[1], ARGV[1])"
-
-
-@dataclass(frozen=True)
-class LuaTail:
-    """What a seen store's :meth:`add_then` runs after its add, in the same atomic call,
-    when the key was seen: a Lua *body* reading its own ``KEYS`` and ``ARGV`` (*keys*,
-    which must share the store's hash slot, and *args*)."""
-
-    body: str
-    keys: list[str]
-    args: list[Any]
-
-
-def _add_then_script(add: str, tail: str) -> str:
-    """One script running *add* (a seen store's add, 1 for a new key) and, for a seen key,
-    *tail*; each reads its own ``KEYS`` and ``ARGV``. ``ARGV[1]`` and ``ARGV[2]`` say how
-    many keys and arguments are *add*'s. Returns ``{1}`` for a new key, ``{0, <tail's
-    reply>}`` for a seen one."""
-    return f"""
-local add_keys, add_args = tonumber(ARGV[1]), tonumber(ARGV[2])
-local function add(KEYS, ARGV)
-{add}
-end
-local function tail(KEYS, ARGV)
-{tail}
-end
-if add({{unpack(KEYS, 1, add_keys)}}, {{unpack(ARGV, 3, 2 + add_args)}}) == 1 then
-  return {{1}}
-end
-return {{0, tail({{unpack(KEYS, add_keys + 1)}}, {{unpack(ARGV, 3 + add_args)}})}}
-"""
-
-
-def add_then(
-    connection: RedisConnection, add: tuple[str, list[str], list[Any]], tail: LuaTail
-) -> tuple[bool, Any]:
-    """Run a seen store's *add* (its Lua body, keys and arguments) and, when the key was
-    seen, *tail*, in one atomic call: whether the key was new, and the tail's reply
-    (``None`` for a new key)."""
-    body, keys, args = add
-    script = connection.script(_add_then_script(body, tail.body))
-    reply = connection.call(
-        script, keys=[*keys, *tail.keys], args=[len(keys), len(args), *args, *tail.args]
-    )
-    return (True, None) if int(reply[0]) == 1 else (False, reply[1])
-
-
 _SET_ONE_BIT = b"$3\r\nSET\r\n$2\r\nu1\r\n$%d\r\n%d\r\n$1\r\n1\r\n"
 
 
@@ -286,11 +237,16 @@ class RedisSetSeenStore:
         args = [key, self.generations.expire_seconds]
         return bool(self.connection.call(script, keys=keys, args=args))
 
+    @property
+    def bases(self) -> list[str]:
+        """The base key of each shard: this store's alone."""
+        return [self.base]
+
     def add_then(self, key: bytes, tail: LuaTail) -> tuple[bool, Any]:
         """:meth:`add`, and *tail* when *key* was seen, in one atomic call
         (:func:`add_then`); *tail*'s keys are in :attr:`tag`'s slot."""
         if self.generations is None:
-            return add_then(self.connection, (_SET_ADD, [self.key], [key]), tail)
+            return add_then(self.connection, (SET_ADD, [self.key], [key]), tail)
         args = [key, self.generations.expire_seconds]
         return add_then(self.connection, (_SET_ADD_WITH_TTL, self._generation_keys(), args), tail)
 
@@ -475,6 +431,11 @@ class RedisBloomSeenStore:
         if self._uncounted >= COUNT_BATCH or time.monotonic() - self._counted_at >= COUNT_INTERVAL:
             self._flush_count()
         return True
+
+    @property
+    def bases(self) -> list[str]:
+        """The base key of each shard: this store's alone."""
+        return [self.base]
 
     def add_then(self, key: bytes, tail: LuaTail) -> tuple[bool, Any]:
         """:meth:`add`, and *tail* when *key* was seen, in one atomic call

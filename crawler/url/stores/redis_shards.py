@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from crawler.redis.connection import RedisConnection
-    from crawler.url.stores.redis import LuaTail
+    from crawler.url.stores.redis_add_then import LuaTail
 
 #: Hash slots of a Redis Cluster.
 CLUSTER_SLOTS = 16384
@@ -136,6 +136,11 @@ class ShardedRedisSeenStore:
 
     def add(self, key: bytes) -> bool:
         return self.shard_of(key).add(key)
+
+    @property
+    def bases(self) -> list[str]:
+        """The base key of each shard, in :func:`shard_index`'s order."""
+        return [shard.base for shard in self.shards]
 
     def add_then(self, key: bytes, tail: LuaTail) -> tuple[bool, Any]:
         """The :meth:`add_then` of *key*'s shard: *tail*'s keys are in that shard's slot."""

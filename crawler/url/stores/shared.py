@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-    from crawler.url.stores.redis import LuaTail
+    from crawler.url.stores.redis_add_then import LuaTail
     from crawler.url.stores.redis_shards import RedisSeenStore
 
 
