@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from scrapy import signals as scrapy_signals
 from scrapy.utils.request import referer_str
 
 from crawler.audit import URL_LEVEL, AuditLog, audit_path_from_settings
-from crawler.url.configuration import FILL_WARNING_RATIO
+from crawler.url.configuration import FILL_WARNING_RATIO, generations_from_settings
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -46,6 +47,12 @@ class FilterReport:
         self._audit_opened = False
         self._fill_warned = False
         self._growth_warned = False
+        generations = generations_from_settings(crawler.settings)
+        self._ttl = None if generations is None else generations.ttl
+        self.clock = time.monotonic
+        #: when the crawl began, by :attr:`clock`
+        self.started_at = self.clock()
+        self._ttl_warned = False
 
     def filtered_request(
         self, request: Request, canonical: str | None, learned: list[RuleKey]
@@ -107,11 +114,32 @@ class FilterReport:
         for rule, count in self.filtered_by_rule.items():
             self.stats.set_value(f"dedup/url/filtered/{rule}", count)
 
+    def _check_ttl(self) -> None:
+        """A ``DEDUP_URL_TTL`` shorter than the crawl forgets the URLs the crawl met first
+        while it still follows links to them: each is downloaded again, and links again to
+        pages it forgot (a crawl that may not end). Said once, at a count of new URLs."""
+        if self._ttl is None or self._ttl_warned:
+            return
+        running = self.clock() - self.started_at
+        if running <= self._ttl:
+            return
+        self._ttl_warned = True
+        self.stats.set_value("dedup/url/ttl_shorter_than_crawl", 1)
+        logger.warning(
+            "This crawl has run %(running).0fs, longer than DEDUP_URL_TTL=%(ttl)g: the URLs "
+            "it met first are forgotten and downloaded again when linked. The TTL is the age "
+            "at which a later crawl downloads a page again: set it above a crawl's length, or "
+            "use DEDUP_RECRAWL for a schedule per page.",
+            {"running": running, "ttl": self._ttl},
+        )
+
     def publish_store(self, seen: SeenStore, new_urls: int) -> None:
         """The counts, and the figures of the seen store *seen*; warns once when a Bloom
-        filter nears its capacity, and once when a local one grew past it."""
+        filter nears its capacity, once when a local one grew past it, and once when the
+        crawl has run longer than ``DEDUP_URL_TTL``."""
         self.stats.set_value("dedup/url/new", new_urls)
         self.publish_counts()
+        self._check_ttl()
         if seen.connection is not None:
             self.stats.set_value("dedup/redis/retries", seen.connection.retried)
             self.stats.set_value("dedup/redis/failures", seen.connection.failures)

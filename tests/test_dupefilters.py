@@ -551,3 +551,20 @@ def test_with_a_ttl_each_slice_gets_its_share_of_the_error_rate(tmp_path):
     seen = dupefilter.seen.seen  # the set behind the store kept in memory only
     assert len(seen.generations.live()) == 5
     assert seen.params()["error_rate"] == pytest.approx(0.001 / 5)
+
+
+def test_a_crawl_longer_than_its_ttl_is_told_once(caplog):
+    dupefilter = make_dupefilter({"DEDUP_URL_TTL": 3600})
+    clock = dupefilter.report.clock = ManualClock(dupefilter.report.started_at)
+    dupefilter.open()
+    with caplog.at_level(logging.WARNING, logger="crawler.dupefilter_report"):
+        clock.now += 3600
+        for number in range(2000):  # the figures are published every 1000 new URLs
+            assert not dupefilter.request_seen(Request(f"http://a.test/{number}"))
+        assert "longer than DEDUP_URL_TTL" not in caplog.text
+        clock.now += 1
+        for number in range(2000, 4000):
+            assert not dupefilter.request_seen(Request(f"http://a.test/{number}"))
+        dupefilter.close("finished")
+    assert caplog.text.count("This crawl has run 3601s, longer than DEDUP_URL_TTL=3600") == 1
+    assert dupefilter.stats.get_value("dedup/url/ttl_shorter_than_crawl") == 1
