@@ -321,3 +321,49 @@ def test_requests_met_while_redis_fails_are_held_not_decided(redis_server, polic
     assert stats.get_value("dedup/redis/allowed_unchecked") is None
     assert len(dupefilter.redis_faults.held) == 0
     assert stats.get_value("dedup/redis/stopped_unchecked") == 2  # released at close
+
+
+def _counted_calls(dupefilter: URLDupeFilter) -> list[object]:
+    """Every Redis call of *dupefilter* from now on, on its seen store's connection and on
+    its recrawl records' (one round trip each)."""
+    assert dupefilter.recrawl is not None
+    calls: list[object] = []
+    connections = (dupefilter.seen.connection, dupefilter.recrawl.store.connection)
+    for connection in {id(each): each for each in connections}.values():
+        original = connection.call
+
+        def counted(command, *args, original=original, **kwargs):
+            calls.append(command)
+            return original(command, *args, **kwargs)
+
+        connection.call = counted
+    return calls
+
+
+def test_with_the_recrawl_schedule_a_request_costs_one_redis_call(redis_server, backend):
+    from crawler.url.recrawl_records import RecrawlRecord
+    from crawler.url.request_keys import request_key
+
+    first, second = (worker(redis_server, backend, DEDUP_RECRAWL=True) for _ in range(2))
+    for dupefilter in (first, second):
+        dupefilter.open()
+        dupefilter.recrawl.open()
+    calls = _counted_calls(second)
+
+    def checked(url: str) -> tuple[bool, int]:
+        before = len(calls)
+        filtered = second.request_seen(Request(url))
+        return filtered, len(calls) - before
+
+    records = first.recrawl.store
+    key = request_key("GET", "http://a.test/page")
+    now = first.recrawl.now()
+    assert not first.request_seen(Request("http://a.test/page"))
+    assert checked("http://a.test/new") == (False, 1)
+    records.put(key, "http://a.test/page", RecrawlRecord(now - 10, 3600))
+    assert checked("http://a.test/page") == (True, 1)  # seen, not due
+    records.put(key, "http://a.test/page", RecrawlRecord(now - 7200, 3600))
+    assert checked("http://a.test/page") == (False, 1)  # due: claimed for every worker
+    assert records.get(key).interval == 600  # the lease
+    assert checked("http://a.test/page") == (True, 1)  # claimed in this run: filtered
+    assert first.request_seen(Request("http://a.test/page"))  # claimed by the other worker

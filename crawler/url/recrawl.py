@@ -117,8 +117,9 @@ class Recrawl:
         self._claimed: set[bytes] = set()
         #: claimed keys -> their record before the claim (a shared store's claim rewrites it)
         self._before: dict[bytes, RecrawlRecord | None] = {}
-        #: keys whose page the seen store's add found due and claimed -> record before it
-        self._due_in_add: dict[bytes, RecrawlRecord | None] = {}
+        #: keys the seen store's add found seen -> whether their page was due (and then
+        #: claimed), and its record before the claim
+        self._checked_in_add: dict[bytes, tuple[bool, RecrawlRecord | None]] = {}
         self._handed: set[bytes] = set()
         self._next_pass_at = 0.0
         self._unavailable_warned = False
@@ -171,13 +172,15 @@ class Recrawl:
     def claim(self, key: bytes) -> None:
         """*key* is fetched in this run (a new URL): not due again before the run ends."""
         self._claimed.add(key)
-        if key in self._due_in_add:  # claimed by an add whose "seen" a retry overruled
-            self._before[key] = self._due_in_add.pop(key)
+        due, before = self._checked_in_add.pop(key, (False, None))
+        if due:  # claimed by an add whose "seen" a retry overruled
+            self._before[key] = before
 
     def add_claiming(self, seen: SharedSeenStore, key: bytes, request: Request) -> bool:
         """``seen.add(key)``, and for a seen URL the claim of :meth:`claim_if_due` in the
         same atomic call (the records are in the seen shard's slot); the claim's outcome
-        waits for :meth:`claim_if_due`. Whether *key* was new."""
+        waits for :meth:`claim_if_due`, which then asks Redis nothing. Whether *key* was
+        new."""
         if request.method != "GET" or request.body or key in self._claimed:
             return seen.add(key)
         try:
@@ -188,9 +191,7 @@ class Recrawl:
         shared = cast("RedisRecrawlStore", self.store)
         added, reply = seen.add_then(key, shared.claim_tail(key, self.now(), LEASE))
         if not added:
-            due, before = shared.claimed(reply)
-            if due:
-                self._due_in_add[key] = before
+            self._checked_in_add[key] = shared.claimed(reply)
         return added
 
     def claim_if_due(self, key: bytes, request: Request) -> bool:
@@ -201,8 +202,8 @@ class Recrawl:
         worker may be fetching it for the first time). While Redis fails, not due."""
         if request.method != "GET" or request.body or key in self._claimed:
             return False
-        if key in self._due_in_add:
-            before = self._due_in_add.pop(key)
+        if key in self._checked_in_add:
+            due, before = self._checked_in_add.pop(key)
         else:
             try:
                 self.open()
@@ -210,8 +211,8 @@ class Recrawl:
             except RedisUnavailable as exc:
                 self._unavailable(exc)
                 return False
-            if not due:
-                return False
+        if not due:
+            return False
         self._claimed.add(key)
         self._before[key] = before
         request.meta[META_DUE] = True
