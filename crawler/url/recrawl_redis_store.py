@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from crawler.url.recrawl_records import RecrawlRecord, decode, encode
@@ -55,11 +56,6 @@ _BUCKETS_A_CALL = 256
 #: KEYS[1] bucket, KEYS[2] count; ARGV[1] key, ARGV[2] value. Records a record.
 _PUT = """
 if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('INCR', KEYS[2]) end
-"""
-
-#: Same KEYS and ARGV as :data:`_PUT`; records a record unless the key has one.
-_PUT_IF_ABSENT = """
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('INCR', KEYS[2]) end
 """
 
 #: KEYS[1] bucket; ARGV[1] key, ARGV[2] now, ARGV[3] lease. Returns {1, record as it was}
@@ -145,24 +141,46 @@ class RedisRecrawlStore(RecordsByKey):
         old_count = f"{self.tag}:count"
         if not self.connection.call(client.exists, old_count):
             return
-        put = self.connection.script(_PUT_IF_ABSENT)
         moved = 0
         for first in range(0, BUCKETS, _BUCKETS_A_CALL):
             names = [
                 f"{self.tag}:r:{number:03x}" for number in range(first, first + _BUCKETS_A_CALL)
             ]
-            for name, bucket in zip(names, self._read_buckets(names), strict=True):
-                for key, value in bucket.items():
-                    keys = [self.bucket(key), self.count_key(key)]
-                    self.connection.call(put, keys=keys, args=[key, value])
-                    moved += 1
-                if bucket:
-                    self.connection.call(client.delete, name)
+            records = [item for bucket in self._read_buckets(names) for item in bucket.items()]
+            moved += self._put_if_absent(records)
+            self.connection.call(client.delete, *names)
         self.connection.call(client.delete, old_count)
         logger.info(
             "Recrawl: %(moved)d shared records moved beside the seen URLs of %(base)r",
             {"moved": moved, "base": self.base},
         )
+
+    def _put_if_absent(self, records: list[tuple[bytes, bytes]]) -> int:
+        """Record each ``(key, value)`` whose key has no record, in two round trips (each
+        ``HSETNX`` answers one caller only, so workers moving the same records at once
+        count each once); how many were recorded."""
+        if not records:
+            return 0
+
+        def put() -> list[int]:
+            pipeline = self.connection.client.pipeline(transaction=False)
+            for key, value in records:
+                pipeline.hsetnx(self.bucket(key), key, value)
+            result: list[int] = pipeline.execute()
+            return result
+
+        added: Counter[str] = Counter()
+        for (key, _), new in zip(records, self.connection.call(put), strict=True):
+            added[self.count_key(key)] += int(new)
+
+        def count() -> None:
+            pipeline = self.connection.client.pipeline(transaction=False)
+            for count_key, number in added.items():
+                pipeline.incrby(count_key, number)
+            pipeline.execute()
+
+        self.connection.call(count)
+        return sum(added.values())
 
     def read(self) -> None:
         """Nothing to load: the records are read where they are."""
