@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_SPACE_SCRIPT_RANGES",
+    "NO_SPACE_SCRIPT_TABLE",
     "feature_hash",
     "feature_hashes",
     "is_no_space_script",
@@ -161,8 +162,8 @@ def _no_space_script_table() -> np.ndarray[Any, np.dtype[np.bool_]]:
 
 #: Whether each code point up to the last range's end (and one more, False) belongs to a
 #: script written without spaces: 256 kB.
-_NO_SPACE_SCRIPT = _no_space_script_table()
-_BEYOND_TABLE = len(_NO_SPACE_SCRIPT) - 1
+NO_SPACE_SCRIPT_TABLE = _no_space_script_table()
+_BEYOND_TABLE = len(NO_SPACE_SCRIPT_TABLE) - 1
 
 
 def is_no_space_script(
@@ -170,7 +171,7 @@ def is_no_space_script(
 ) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """Whether each code point belongs to a script written without spaces
     (:data:`NO_SPACE_SCRIPT_RANGES`)."""
-    return _NO_SPACE_SCRIPT[np.minimum(code_points, _BEYOND_TABLE)]
+    return NO_SPACE_SCRIPT_TABLE[np.minimum(code_points, _BEYOND_TABLE)]
 
 
 def _powers(base: int, count: int) -> np.ndarray[Any, np.dtype[np.uint64]]:

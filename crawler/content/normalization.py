@@ -3,8 +3,10 @@
 :func:`normalize_text` unifies what two fetches of one page write differently without
 meaning anything else (Unicode forms, case, punctuation, spacing, dates, times and
 counters); :func:`fold_repeated_block` folds a text that is one block repeated;
-:func:`word_count` counts the words of a normalized text. The vocabulary of numbers (units,
-labels) is shared with :mod:`crawler.content.numbers_signature`.
+:func:`word_count` counts the words of a normalized text. Which numbers are masked is
+:mod:`crawler.content.number_masks`' (its vocabulary of units and labels is importable from
+here too). The loops over a text's characters have compiled forms
+(:mod:`crawler.content.speedups`), which give the same text.
 
 Nothing here imports Scrapy.
 """
@@ -21,7 +23,22 @@ from typing import Any
 
 import numpy as np
 
-from crawler.content.feature_hashes import NO_SPACE_SCRIPT_RANGES, is_no_space_script
+from crawler.content import speedups
+from crawler.content.feature_hashes import (
+    NO_SPACE_SCRIPT_RANGES,
+    NO_SPACE_SCRIPT_TABLE,
+    is_no_space_script,
+)
+from crawler.content.number_masks import (
+    CHINESE_LABEL_WORDS,
+    CHINESE_UNITS,
+    LABEL_WORDS,
+    NEUTRAL_NUMBER,
+    UNITS,
+    WORDS_AFTER_NUMBERS,
+    WORDS_BEFORE_AGO,
+    WORDS_BEFORE_NUMBERS,
+)
 from crawler.content.unicode_forms import nfkc
 
 __all__ = [
@@ -32,6 +49,7 @@ __all__ = [
     "SEGMENT",
     "UNITS",
     "code_point_array",
+    "code_point_map",
     "fold_repeated_block",
     "normalize_text",
     "word_count",
@@ -45,169 +63,20 @@ SEGMENT = re.compile(f"([{_NO_SPACE_SCRIPTS}]+)|([^\\s{_NO_SPACE_SCRIPTS}]+)")
 # (private use), which no step changes; then each run of them becomes one "0".
 _MASK = "\U000f0000"
 _MASK_RUN = re.compile(f"{_MASK}(?: ?{_MASK})*")
-
-_MONTHS = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-]
-_COUNTED_THINGS = [
-    "views",
-    "view",
-    "comments",
-    "comment",
-    "replies",
-    "reply",
-    "shares",
-    "share",
-    "likes",
-    "like",
-    "reads",
-    "read",
-    "answers",
-    "answer",
-    "votes",
-    "vote",
-    "points",
-    "point",
-    "followers",
-    "follower",
-    "subscribers",
-    "subscriber",
-    "retweets",
-    "reposts",
-    "reactions",
-    "responses",
-    "reviews",
-    "review",
-    "ratings",
-    "downloads",
-    "visits",
-    "visit",
-    "hits",
-    "clicks",
-    "stars",
-    "forks",
-    "watchers",
-    "messages",
-    "posts",
-]
-_COUNTED_THING = "(?:" + "|".join(_COUNTED_THINGS) + r"|min(?:ute)?s? read)"
-_TIME_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)"
-# Units of measure and currencies: a number written before one is a size, a capacity or a
-# price, never a year ("2000 gb", "2000元"). Not the words that are units only sometimes
-# ("in", "a", "t": "in 2000 a law").
-UNITS = (
-    "b|kb|mb|gb|tb|pb|kib|mib|gib|tib|bits?|kbps|mbps|gbps"
-    "|w|kw|kwh|wh|mw|v|mv|ma|mah|ah|hz|khz|mhz|ghz|rpm"
-    "|nm|mm|cm|m|km|inch|inches|ft|feet|yd|mph|kph"
-    "|mg|g|kg|lbs?|oz|ml|cl|dl|l|gal|mp|px|dpi|ppi|fps"
-    "|usd|eur|gbp|jpy|cny|rmb|chf|dollars|euros|pounds|yuan"
-)
-CHINESE_UNITS = (
-    "英寸|寸|英尺|厘米|毫米|千米|公里|米|千克|公斤|克|斤|毫升|升|千瓦|瓦|伏|毫安|赫兹"
-    "|美元|欧元|万元|亿元|元"
-)
-_UNIT_AFTER = rf"\s?(?:{UNITS})(?![\da-z])|(?:{CHINESE_UNITS})"
-# Words that name the number after them: a product code, a size, a version, a price.
-_LABELS = (
-    "sku|model|no|nr|number|item|part|art|ref|code|size|capacity|version|ver|release"
-    "|rev|revision|edition|gen|isbn|price"
-)
-# two characters each
-_CHINESE_LABELS = "货号|型号|编号|款号|尺码|尺寸|容量|规格|价格|售价|版本"
-LABEL_WORDS = frozenset(_LABELS.split("|"))
-CHINESE_LABEL_WORDS = frozenset(_CHINESE_LABELS.split("|"))
-_CHINESE_COUNTERS = "次|人|条|阅读|浏览|评论|回复|跟帖|参与|点击|赞"
-# Numbers start where no letter or digit of their word precedes them: the first digit,
-# then a look back past it (a lookbehind first would hide the digit from the regex
-# engine's fast scan). A letter of a script written without spaces is no letter of the
-# number's word ("在12:00发生").
-_NUMBER_START = r"\d(?<![\da-z]\d)"
-_END = r"(?![\da-z])"
-_NUMBER_REST = r"\d*(?:[,.]\d+)*(?:\s?[km])?"
-# a month name or a counter's label right before the number ("may 1", "views 87",
-# "评论45"): one fixed-width look back each, taken at the number's first digit
-# (each behind a look back at the last letter alone, which rules most numbers out at once)
-_AFTER_MONTH = "(?:(?<=[a-z]\\s.)(?:" + "|".join(f"(?<={month}\\s.)" for month in _MONTHS) + "))"
-_COUNTER_ENDS = "".join(sorted({label[-1] for label in _CHINESE_COUNTERS.split("|")}))
-_AFTER_LABEL = (
-    "(?:(?<=s\\s.)(?:"
-    + "|".join(f"(?<={label}\\s.)" for label in _COUNTED_THINGS if label.endswith("s"))
-    + f")|(?:(?<=[{_COUNTER_ENDS}].)|(?<=[{_COUNTER_ENDS}]\\s.))(?:"
-    + "|".join(f"(?<={label}.)|(?<={label}\\s.)" for label in _CHINESE_COUNTERS.split("|"))
-    + "))"
-)
-#: What :func:`normalize_text` writes as ``"0"``: the numbers that change between two
-#: fetches or two copies of one page without making it another page. Every branch
-#: starts after the number's first digit.
-_NEUTRAL_NUMBER = re.compile(
-    _NUMBER_START
-    + "(?:"
-    + "|".join(
-        (
-            # dates: 2024-05-01, 01/05/2024, 1/5/24, 01.05.2024, 2024年5月1日, 5月1日 (not
-            # 1.4.46: a version)
-            r"\d{3}([-/.])\d{1,2}\1\d{1,2}"
-            rf"(?:t\d{{1,2}}:\d\d(?::\d\d)?(?:\.\d+)?z?)?{_END}",
-            rf"\d?([-/])\d{{1,2}}\2\d{{2,4}}{_END}",
-            rf"\d?\.\d{{1,2}}\.\d{{4}}{_END}",
-            r"\d{1,3}\s*年\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?",
-            r"\d?\s*月\s*\d{1,2}\s*[日号]",
-            # may 1, 2024; 1st may 2024; 1 may (the month name stays a word)
-            rf"{_AFTER_MONTH}\d?(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?{_END}",
-            rf"\d?(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{'|'.join(_MONTHS)}){_END}\.?"
-            rf"(?:,?\s+\d{{4}})?",
-            # times: 10:32, 10:32:05, 9.05 pm, 10am
-            r"\d?:\d\d(?::\d\d)?(?:\s?[ap]\.?m\b\.?)?",
-            r"\d?(?:\.\d\d)?\s?[ap]\.?m\b\.?",
-            # a year on its own: (c) 2024, updated 2023
-            rf"(?<=1)9\d\d{_END}(?!{_UNIT_AFTER})",
-            rf"(?<=2)0\d\d{_END}(?!{_UNIT_AFTER})",
-            # counters: views: 87, 评论 12, 1,234 views, 3 comments, 5 minutes ago, 12 次阅读
-            rf"{_AFTER_LABEL}{_NUMBER_REST}",
-            rf"{_NUMBER_REST}\s*{_COUNTED_THING}{_END}",
-            rf"{_NUMBER_REST}\s*{_TIME_UNIT}\s+ago{_END}",
-            rf"{_NUMBER_REST}\s*(?:{_CHINESE_COUNTERS}|分钟前|小时前|天前|秒前)",
-        )
-    )
-    + ")"
-)
 _DIGIT = re.compile(r"\d")
 
 
-#: In :func:`_code_point_map`, the code points :func:`normalize_text` deletes.
+#: In :func:`code_point_map`, the code points :func:`normalize_text` deletes.
 _DELETED = np.uint32(0xFFFFFFFF)
 
 
 _CODE_POINT_MAP_LOCK = threading.Lock()
 #: The planes that hold code points :func:`normalize_text` changes (see
-#: :func:`_code_point_map`).
+#: :func:`code_point_map`).
 _MAPPED_CODE_POINTS = (range(0x20000), range(0xE0000, 0xE1000))
 
 
-def _code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
+def code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
     """What :func:`normalize_text` writes for each code point, built on first use (once,
     whichever threads ask at the same time).
 
@@ -240,8 +109,14 @@ def _built_code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
 
 
 def _translated(text: str) -> str:
-    """*text* with each code point replaced as :func:`_code_point_map` says."""
-    code_points = _code_point_map()[code_point_array(text)]
+    """*text* with each code point replaced as :func:`code_point_map` says."""
+    if speedups.compiled is not None:
+        return speedups.compiled.translated(text, code_point_map())
+    return _translated_in_python(text)
+
+
+def _translated_in_python(text: str) -> str:
+    code_points = code_point_map()[code_point_array(text)]
     kept = code_points[code_points != _DELETED]
     return kept.astype("<u4").tobytes().decode("utf-32-le")
 
@@ -292,11 +167,14 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     """
     if min_repeats < 2:
         raise ValueError(f"min_repeats must be 2 or more, got {min_repeats!r}")
-    text = nfkc(text).casefold()
+    text = nfkc(text)
+    # case folding is lowering, for ASCII
+    text = text.lower() if text.isascii() else text.casefold()
     has_digits = _DIGIT.search(text) is not None
     if has_digits:
         text = _masked_numbers(text)
-    text = _canonical_spacing(_translated(text))
+    # translation deletes characters or writes spaces and digits: still case-folded
+    text = _canonical_spacing(_translated(text), casefolded=True)
     if has_digits:
         text = _masked_until_stable(text)
     if fold_repeats:
@@ -304,17 +182,23 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     return text
 
 
-def _canonical_spacing(text: str) -> str:
-    """*text* composed and case-folded until stable (:func:`_unicode_fixpoint`), then
-    :func:`_spaced`."""
+def _canonical_spacing(text: str, *, casefolded: bool = False) -> str:
+    """*text* composed and case-folded until stable (:func:`_unicode_fixpoint`, which
+    *casefolded* is passed to), then :func:`_spaced`."""
     if not text.isascii():
-        text = _unicode_fixpoint(text)
+        text = _unicode_fixpoint(text, casefolded=casefolded)
     return _spaced(text)
 
 
 def _spaced(text: str) -> str:
     """*text* with each run of whitespace one space, stripped, without the spaces next to
     a character of a script written without spaces (they carry no meaning there)."""
+    if speedups.compiled is not None:
+        return speedups.compiled.spaced(text, _WHITESPACE, NO_SPACE_SCRIPT_TABLE)
+    return _spaced_in_python(text)
+
+
+def _spaced_in_python(text: str) -> str:
     code_points = code_point_array(text)
     if not code_points.size:
         return text
@@ -356,20 +240,15 @@ def _masked_until_stable(text: str) -> str:
 
 
 def _masked_numbers(text: str) -> str:
-    """``_NEUTRAL_NUMBER.sub(" <mask> ", text)``, the expression tried only where a match
+    """``NEUTRAL_NUMBER.sub(" <mask> ", text)``, the expression tried only where a match
     can start: at a decimal digit that no letter or digit precedes (the regular
     expression engine would step through every character of the text to find them)."""
-    code_points = code_point_array(text)
-    mapped = _code_point_map()[code_points]
-    digit = (mapped >= ord("0")) & (mapped <= ord("9"))
-    starts = digit.copy()
-    starts[1:] &= ~(digit[:-1] | ((code_points[:-1] >= ord("a")) & (code_points[:-1] <= ord("z"))))
     pieces: list[str] = []
     end = 0
-    for start in np.flatnonzero(starts).tolist():
+    for start in _number_starts(text):
         if start < end:
             continue
-        match = _NEUTRAL_NUMBER.match(text, start)
+        match = NEUTRAL_NUMBER.match(text, start)
         if match is not None:
             pieces += (text[end:start], f" {_MASK} ")
             end = match.end()
@@ -379,20 +258,46 @@ def _masked_numbers(text: str) -> str:
     return "".join(pieces)
 
 
-def _unicode_fixpoint(text: str) -> str:
+def _number_starts(text: str) -> list[int]:
+    """Where a match of :data:`NEUTRAL_NUMBER` may start in *text*: at a decimal digit
+    that no letter or digit precedes; the compiled form keeps only those where one of its
+    branches finds what it needs around it."""
+    if speedups.compiled is not None:
+        return speedups.compiled.number_candidates(
+            text,
+            code_point_map(),
+            _WHITESPACE,
+            WORDS_BEFORE_NUMBERS,
+            WORDS_AFTER_NUMBERS,
+            WORDS_BEFORE_AGO,
+        )
+    code_points = code_point_array(text)
+    mapped = code_point_map()[code_points]
+    digit = (mapped >= ord("0")) & (mapped <= ord("9"))
+    starts = digit.copy()
+    starts[1:] &= ~(digit[:-1] | ((code_points[:-1] >= ord("a")) & (code_points[:-1] <= ord("z"))))
+    starts_list: list[int] = np.flatnonzero(starts).tolist()
+    return starts_list
+
+
+def _unicode_fixpoint(text: str, *, casefolded: bool = False) -> str:
     """Compose (NFKC) and case-fold *text* until neither changes it.
 
     Deletions and case folding can leave sequences that NFKC composes, and some composed
     characters case-fold to a decomposed form again (``"\u0390"``): the result ends on
     case folding, so it is casefold-stable, and is stable under this function.
+    *casefolded* says that the caller knows ``text.casefold() == text``: a case-folded
+    text with characters deleted or replaced by spaces and digits is (case folding maps
+    each character alone, and folding a folded character changes nothing:
+    ``tests/content/test_fingerprints.py`` checks it for every code point).
     """
     for _ in range(4):
-        if unicodedata.is_normalized("NFKC", text) and text.casefold() == text:
+        if unicodedata.is_normalized("NFKC", text) and (casefolded or text.casefold() == text):
             break
         folded = unicodedata.normalize("NFKC", text).casefold()
         if folded == text:
             break
-        text = folded
+        text, casefolded = folded, True
     return text
 
 

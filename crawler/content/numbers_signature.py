@@ -16,13 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xxhash
 
-from crawler.content.normalization import (
-    CHINESE_LABEL_WORDS,
-    CHINESE_UNITS,
-    LABEL_WORDS,
-    UNITS,
-    code_point_array,
-)
+from crawler.content import speedups
+from crawler.content.normalization import code_point_array, code_point_map
+from crawler.content.number_masks import CHINESE_LABEL_WORDS, CHINESE_UNITS, LABEL_WORDS, UNITS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -46,6 +42,13 @@ __all__ = [
 _NUMBER_TOKEN = re.compile(
     rf"(?<![0-9a-z])([a-z]*+[0-9][0-9a-z]*(?: [0-9][0-9a-z]*){{0,2}})"
     rf"(?: ?({UNITS})(?![\da-z])|({CHINESE_UNITS}))?"
+)
+#: :data:`UNITS` spelled out for the compiled form, each word whole (``bits?``: ``bit`` and
+#: ``bits``).
+_UNIT_WORDS = "|".join(
+    word
+    for unit in UNITS.split("|")
+    for word in ((unit[:-2], unit[:-1]) if unit.endswith("s?") else (unit,))
 )
 _NUMBERS_SEED = 0x4E55
 # "20th", "3rd", "the 70s", "1990s": they rank or date, they do not name a thing
@@ -92,6 +95,20 @@ def numbers_signature(normalized: str) -> int:
     >>> numbers_signature("capacity 500 gb") >> 32 != 0, numbers_signature("top 10") >> 32
     (True, 0)
     """
+    if speedups.compiled is not None:
+        return speedups.compiled.numbers_signature(
+            normalized,
+            code_point_map(),
+            _UNIT_WORDS,
+            CHINESE_UNITS,
+            "|".join(LABEL_WORDS),
+            "|".join(CHINESE_LABEL_WORDS),
+            _NUMBERS_SEED,
+        )
+    return _numbers_signature_in_python(normalized)
+
+
+def _numbers_signature_in_python(normalized: str) -> int:
     others = count = digest_sum = 0
     counters = [0] * NUMBERS_COUNTERS
     for match in _number_tokens(normalized):

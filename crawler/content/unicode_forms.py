@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from crawler.content import speedups
+
 __all__ = ["nfkc"]
 
 #: Code points below this are classified in :func:`_inert_code_points`; those above
@@ -50,22 +52,31 @@ def nfkc(text: str) -> str:
     """
     if text.isascii():
         return text
-    code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    inert = _inert_code_points()[np.minimum(code_points, _CLASSIFIED)]
-    if inert.all():
+    run_starts, run_ends = _changing_runs(text)
+    if not run_starts:
         return text
-    changed = np.flatnonzero(~inert)
-    # the runs of characters that are not inert: where each starts and ends
-    run_starts = changed[np.r_[True, np.diff(changed) > 1]]
-    run_ends = changed[np.r_[np.diff(changed) > 1, True]] + 1
     pieces: list[str] = []
     done = 0
-    for start, end in zip(run_starts.tolist(), run_ends.tolist(), strict=True):
+    for start, end in zip(run_starts, run_ends, strict=True):
         start = max(start - 1, 0)
         pieces += (text[done:start], unicodedata.normalize("NFKC", text[start:end]))
         done = end
     pieces.append(text[done:])
     return "".join(pieces)
+
+
+def _changing_runs(text: str) -> tuple[list[int], list[int]]:
+    """Where each run of characters of *text* that are not inert starts, and ends."""
+    if speedups.compiled is not None:
+        runs = speedups.compiled.changing_runs(text, _inert_code_points())
+        return runs[::2], runs[1::2]
+    code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    changed = np.flatnonzero(~_inert_code_points()[np.minimum(code_points, _CLASSIFIED)])
+    if not changed.size:
+        return [], []
+    run_starts = changed[np.r_[True, np.diff(changed) > 1]]
+    run_ends = changed[np.r_[np.diff(changed) > 1, True]] + 1
+    return run_starts.tolist(), run_ends.tolist()
 
 
 def _inert_code_points() -> np.ndarray[Any, np.dtype[np.bool_]]:

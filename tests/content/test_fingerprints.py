@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import crawler.content.numbers_signature
-from crawler.content import normalization
+from crawler.content import normalization, number_masks
 from crawler.content.extract import main_text
 from crawler.content.feature_hashes import feature_hash
 from crawler.content.fingerprints import (
@@ -547,7 +547,7 @@ NUMBER_TEXT = st.lists(
 @settings(max_examples=500)
 def test_numbers_are_masked_where_the_expression_would_mask_them(text: str) -> None:
     text = text.casefold()
-    everywhere = normalization._NEUTRAL_NUMBER.sub(f" {normalization._MASK} ", text)
+    everywhere = number_masks.NEUTRAL_NUMBER.sub(f" {normalization._MASK} ", text)
     assert normalization._masked_numbers(text) == everywhere
 
 

@@ -1,0 +1,1216 @@
+/* Compiled forms of the fingerprints' loops over a text's characters.
+ *
+ * Each function computes exactly what its pure-Python reference computes (named in its
+ * doc string); crawler/content/speedups.py loads this module when it was built, and
+ * tests/content/test_speedups.py holds every function against its reference. The
+ * tables the references use (which code points are whitespace, which belong to a script
+ * written without spaces, what normalization writes for each) are built in Python and
+ * passed in as buffers, so that each rule has one definition.
+ *
+ * Nothing here keeps state between calls, or releases the interpreter lock.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* crawler.content.feature_hashes */
+#define BASE 0x100000001B3ULL
+#define PAIR_FACTOR 0x9E3779B97F4A7C15ULL
+#define PAIR_SALT 0x2545F4914F6CDD1DULL
+#define SINGLE_SALT 0x6A09E667F3BCC909ULL
+/* crawler.content.minhash */
+#define MINHASH_BYTES 64
+#define MINHASH_BIN_SHIFT 58
+#define MINHASH_SEED 0x5EEDULL
+#define GOLDEN 0x9E3779B97F4A7C15ULL
+#define MIX 0xFF51AFD7ED558CCDULL
+/* crawler.content.normalization */
+#define DELETED 0xFFFFFFFFU
+
+static inline uint64_t
+mix(uint64_t value)
+{
+    value ^= value >> 33;
+    value *= 0xFF51AFD7ED558CCDULL;
+    value ^= value >> 33;
+    value *= 0xC4CEB9FE1A85EC53ULL;
+    return value ^ (value >> 33);
+}
+
+/* A table indexed by code point, whose last entry stands for every code point past it. */
+typedef struct {
+    Py_buffer view;
+    Py_ssize_t last;
+} Table;
+
+static int
+table_open(PyObject *object, Py_ssize_t itemsize, const char *name, Table *table)
+{
+    if (PyObject_GetBuffer(object, &table->view, PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    if (table->view.itemsize != itemsize || table->view.len < itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: a table of %zd-byte items was expected", name,
+                     itemsize);
+        PyBuffer_Release(&table->view);
+        return -1;
+    }
+    table->last = table->view.len / itemsize - 1;
+    return 0;
+}
+
+static inline uint8_t
+table_flag(const Table *table, Py_UCS4 code_point)
+{
+    const uint8_t *flags = table->view.buf;
+    return flags[(Py_ssize_t)code_point < table->last ? (Py_ssize_t)code_point : table->last];
+}
+
+static inline uint32_t
+table_value(const Table *table, Py_UCS4 code_point)
+{
+    const uint32_t *values = table->view.buf;
+    return values[(Py_ssize_t)code_point < table->last ? (Py_ssize_t)code_point : table->last];
+}
+
+/* Code points of a str, read whatever its kind. */
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t length;
+} Text;
+
+static int
+text_open(PyObject *object, Text *text)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(object) < 0)
+        return -1;
+#endif
+    text->kind = PyUnicode_KIND(object);
+    text->data = PyUnicode_DATA(object);
+    text->length = PyUnicode_GET_LENGTH(object);
+    return 0;
+}
+
+#define TEXT_AT(text, index) PyUnicode_READ((text).kind, (text).data, (index))
+
+/* Runs BODY for each position AT of TEXT, its code point in CODE_POINT: one loop for each
+   kind of str, so that reading a character is one load. */
+#define FOR_EACH_CHARACTER(text, at, code_point, BODY)                                     \
+    switch ((text).kind) {                                                                  \
+    case PyUnicode_1BYTE_KIND: {                                                            \
+        const Py_UCS1 *characters_ = (text).data;                                           \
+        for (Py_ssize_t at = 0; at < (text).length; at++) {                                 \
+            Py_UCS4 code_point = characters_[at];                                           \
+            BODY                                                                            \
+        }                                                                                   \
+        break;                                                                              \
+    }                                                                                       \
+    case PyUnicode_2BYTE_KIND: {                                                            \
+        const Py_UCS2 *characters_ = (text).data;                                           \
+        for (Py_ssize_t at = 0; at < (text).length; at++) {                                 \
+            Py_UCS4 code_point = characters_[at];                                           \
+            BODY                                                                            \
+        }                                                                                   \
+        break;                                                                              \
+    }                                                                                       \
+    default: {                                                                              \
+        const Py_UCS4 *characters_ = (text).data;                                           \
+        for (Py_ssize_t at = 0; at < (text).length; at++) {                                 \
+            Py_UCS4 code_point = characters_[at];                                           \
+            BODY                                                                            \
+        }                                                                                   \
+    }                                                                                       \
+    }
+
+/* ---------------------------------------------------------------------------------- */
+
+PyDoc_STRVAR(simhash_and_minhash_doc,
+"simhash_and_minhash(normalized, no_space_script, /)\n--\n\n"
+"crawler.content.fingerprints.simhash_and_minhash_of_normalized: the SimHash (an int)\n"
+"and the MinHash (64 bytes) of the features of a normalized text, *no_space_script*\n"
+"being crawler.content.feature_hashes' table of the scripts written without spaces.");
+
+static PyObject *
+simhash_and_minhash(PyObject *module, PyObject *args)
+{
+    PyObject *normalized, *table_object, *result = NULL;
+    Table no_space;
+    Text text;
+    Py_ssize_t *starts = NULL, *ends = NULL;
+    uint64_t *tokens = NULL, *features = NULL;
+    uint8_t *is_char = NULL;
+
+    if (!PyArg_ParseTuple(args, "UO:simhash_and_minhash", &normalized, &table_object))
+        return NULL;
+    if (text_open(normalized, &text) < 0)
+        return NULL;
+    if (table_open(table_object, 1, "no_space_script", &no_space) < 0)
+        return NULL;
+
+    Py_ssize_t size = text.length, count = 0;
+    starts = PyMem_Malloc((size + 1) * sizeof(Py_ssize_t));
+    ends = PyMem_Malloc((size + 1) * sizeof(Py_ssize_t));
+    tokens = PyMem_Malloc((size + 1) * sizeof(uint64_t));
+    is_char = PyMem_Malloc(size + 1);
+    features = PyMem_Malloc((2 * size + 1) * sizeof(uint64_t));
+    if (!starts || !ends || !tokens || !is_char || !features) {
+        PyErr_NoMemory();
+        goto done;
+    }
+
+    /* tokens: runs of characters that are neither spaces nor of a script written without
+       spaces (words), and each character of such a script alone */
+    for (Py_ssize_t at = 0; at < size;) {
+        Py_UCS4 code_point = TEXT_AT(text, at);
+        if (code_point == ' ') {
+            at++;
+            continue;
+        }
+        uint64_t sum = 0, power = 1;
+        starts[count] = at;
+        if (table_flag(&no_space, code_point)) {
+            sum = (uint64_t)code_point + 1;
+            is_char[count] = 1;
+            at++;
+        }
+        else {
+            is_char[count] = 0;
+            while (at < size) {
+                code_point = TEXT_AT(text, at);
+                if (code_point == ' ' || table_flag(&no_space, code_point))
+                    break;
+                sum += ((uint64_t)code_point + 1) * power;
+                power *= BASE;
+                at++;
+            }
+        }
+        ends[count] = at;
+        tokens[count++] = mix(sum);
+    }
+
+    Py_ssize_t feature_count = 0;
+    for (Py_ssize_t index = 0; index < count; index++) {
+        int zero = ends[index] - starts[index] == 1 && TEXT_AT(text, starts[index]) == '0';
+        int paired_before = 0, paired_after = 0;
+        if (index > 0)
+            paired_before = is_char[index - 1] == is_char[index] &&
+                            (!is_char[index] || ends[index - 1] == starts[index]);
+        if (index + 1 < count) {
+            paired_after = is_char[index] == is_char[index + 1] &&
+                           (!is_char[index] || ends[index] == starts[index + 1]);
+            int next_zero =
+                ends[index + 1] - starts[index + 1] == 1 && TEXT_AT(text, starts[index + 1]) == '0';
+            if (paired_after && !(zero && next_zero))
+                features[feature_count++] =
+                    mix(tokens[index] * PAIR_FACTOR + tokens[index + 1] + PAIR_SALT);
+        }
+        if (!paired_before && !paired_after && !zero)
+            features[feature_count++] = mix(tokens[index] ^ SINGLE_SALT);
+    }
+
+    uint8_t minhash[MINHASH_BYTES] = {0};
+    uint64_t simhash = 0;
+    if (feature_count) {
+        /* each distinct feature and its count, in an open-addressing table: the hashes
+           are mixed already */
+        Py_ssize_t slots = 16;
+        while (slots < 2 * feature_count)
+            slots *= 2;
+        uint64_t *keys = PyMem_Calloc(slots, sizeof(uint64_t));
+        Py_ssize_t *counts = PyMem_Calloc(slots, sizeof(Py_ssize_t));
+        if (!keys || !counts) {
+            PyMem_Free(keys);
+            PyMem_Free(counts);
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t index = 0; index < feature_count; index++) {
+            uint64_t feature = features[index];
+            Py_ssize_t slot = (Py_ssize_t)(feature & (uint64_t)(slots - 1));
+            while (counts[slot] && keys[slot] != feature)
+                slot = (slot + 1) & (slots - 1);
+            keys[slot] = feature;
+            counts[slot]++;
+        }
+        /* the weight of the features with each value of each 4-bit digit of their hash */
+        uint64_t nibble_weight[16][16] = {{0}}, total = 0, minimums[MINHASH_BYTES];
+        uint8_t filled[MINHASH_BYTES] = {0};
+        for (Py_ssize_t slot = 0; slot < slots; slot++) {
+            if (!counts[slot])
+                continue;
+            uint64_t feature = keys[slot];
+            /* crawler.content.fingerprints.feature_weight: the count's bit length */
+            uint64_t weight = 0;
+            for (uint64_t left = (uint64_t)counts[slot]; left; left >>= 1)
+                weight++;
+            total += weight;
+            for (int nibble = 0; nibble < 16; nibble++)
+                nibble_weight[nibble][(feature >> (4 * nibble)) & 15] += weight;
+            uint64_t key = mix(feature ^ MINHASH_SEED);
+            int bin = (int)(key >> MINHASH_BIN_SHIFT);
+            if (!filled[bin] || key < minimums[bin]) {
+                minimums[bin] = key;
+                filled[bin] = 1;
+            }
+        }
+        PyMem_Free(keys);
+        PyMem_Free(counts);
+        for (int bit = 0; bit < 64; bit++) {
+            uint64_t set_weight = 0;
+            for (int value = 0; value < 16; value++)
+                if (value >> (bit % 4) & 1)
+                    set_weight += nibble_weight[bit / 4][value];
+            if (2 * set_weight > total)
+                simhash |= 1ULL << bit;
+        }
+        for (int bin = 0; bin < MINHASH_BYTES; bin++) {
+            uint64_t value = minimums[bin];
+            if (!filled[bin]) {
+                /* the next filled bin, round the end */
+                int donor = bin;
+                while (!filled[donor])
+                    donor = (donor + 1) % MINHASH_BYTES;
+                uint64_t steps = (uint64_t)((donor - bin + MINHASH_BYTES) % MINHASH_BYTES);
+                value = (minimums[donor] ^ (steps * GOLDEN)) * MIX;
+            }
+            minhash[bin] = (uint8_t)(value & 0xFF);
+        }
+    }
+    result = Py_BuildValue("(Ky#)", (unsigned long long)simhash, (const char *)minhash,
+                           (Py_ssize_t)MINHASH_BYTES);
+
+done:
+    PyMem_Free(starts);
+    PyMem_Free(ends);
+    PyMem_Free(tokens);
+    PyMem_Free(is_char);
+    PyMem_Free(features);
+    PyBuffer_Release(&no_space.view);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+PyDoc_STRVAR(translated_doc,
+"translated(text, code_point_map, /)\n--\n\n"
+"crawler.content.normalization._translated: *text* with each code point replaced by its\n"
+"entry of *code_point_map* (uint32), entries 0xFFFFFFFF deleted.");
+
+static PyObject *
+translated(PyObject *module, PyObject *args)
+{
+    PyObject *object, *table_object, *result = NULL;
+    Table map;
+    Text text;
+
+    if (!PyArg_ParseTuple(args, "UO:translated", &object, &table_object))
+        return NULL;
+    if (text_open(object, &text) < 0)
+        return NULL;
+    if (table_open(table_object, 4, "code_point_map", &map) < 0)
+        return NULL;
+    Py_UCS4 *out = PyMem_Malloc((text.length + 1) * sizeof(Py_UCS4));
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t kept = 0;
+    FOR_EACH_CHARACTER(text, at, code_point, {
+        uint32_t value = table_value(&map, code_point);
+        if (value != DELETED)
+            out[kept++] = value;
+    })
+    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, kept);
+
+done:
+    PyMem_Free(out);
+    PyBuffer_Release(&map.view);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+PyDoc_STRVAR(spaced_doc,
+"spaced(text, whitespace, no_space_script, /)\n--\n\n"
+"crawler.content.normalization._spaced: each run of whitespace one space, the text\n"
+"stripped, and (in a text that is not ASCII) no space next to a character of a script\n"
+"written without spaces.");
+
+static PyObject *
+spaced(PyObject *module, PyObject *args)
+{
+    PyObject *object, *whitespace_object, *no_space_object, *result = NULL;
+    Table whitespace, no_space;
+    Text text;
+
+    if (!PyArg_ParseTuple(args, "UOO:spaced", &object, &whitespace_object, &no_space_object))
+        return NULL;
+    if (text_open(object, &text) < 0)
+        return NULL;
+    if (!text.length)
+        return Py_NewRef(object);
+    if (table_open(whitespace_object, 1, "whitespace", &whitespace) < 0)
+        return NULL;
+    if (table_open(no_space_object, 1, "no_space_script", &no_space) < 0) {
+        PyBuffer_Release(&whitespace.view);
+        return NULL;
+    }
+    Py_UCS4 *out = PyMem_Malloc((text.length + 1) * sizeof(Py_UCS4));
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t kept = 0;
+    int seen_text = 0;
+    FOR_EACH_CHARACTER(text, at, code_point, {
+        if (!table_flag(&whitespace, code_point)) {
+            out[kept++] = code_point;
+            seen_text = 1;
+        }
+        else if (seen_text && at + 1 < text.length &&
+                 !table_flag(&whitespace, TEXT_AT(text, at + 1))) {
+            out[kept++] = ' ';
+        }
+    })
+    if (kept > 2 && !PyUnicode_IS_ASCII(object)) {
+        /* a space goes when a neighbour is of a script written without spaces; the
+           neighbours are those of the spaced text, before any space goes */
+        Py_ssize_t written = 1;
+        int before = table_flag(&no_space, out[0]);
+        for (Py_ssize_t at = 1; at + 1 < kept; at++) {
+            Py_UCS4 code_point = out[at];
+            int current = table_flag(&no_space, code_point);
+            if (!(code_point == ' ' && (before || table_flag(&no_space, out[at + 1]))))
+                out[written++] = code_point;
+            before = current;
+        }
+        out[written++] = out[kept - 1];
+        kept = written;
+    }
+    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, kept);
+
+done:
+    PyMem_Free(out);
+    PyBuffer_Release(&whitespace.view);
+    PyBuffer_Release(&no_space.view);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+/* Words separated by "|" in a str, read once a call, and listed by their first and by
+   their last character (an ASCII one, or "any other": bucket 128). */
+#define MAX_WORDS 256
+#define BUCKETS 129
+typedef struct {
+    Text text;
+    Py_ssize_t count, starts[MAX_WORDS], sizes[MAX_WORDS];
+    Py_ssize_t by_first[MAX_WORDS], first_bucket[BUCKETS + 1];
+    Py_ssize_t by_last[MAX_WORDS], last_bucket[BUCKETS + 1];
+} Words;
+
+static inline int
+bucket_of(Py_UCS4 code_point)
+{
+    return code_point < 128 ? (int)code_point : 128;
+}
+
+/* *order* lists the words by the bucket of their character at *offset* (0: the first,
+   -1: the last), *bucket_starts* where each bucket's words begin in it. */
+static void
+words_list(Words *words, int last, Py_ssize_t *order, Py_ssize_t *bucket_starts)
+{
+    Py_ssize_t sizes[BUCKETS] = {0};
+    int buckets[MAX_WORDS];
+    for (Py_ssize_t index = 0; index < words->count; index++) {
+        Py_ssize_t at = words->starts[index] + (last ? words->sizes[index] - 1 : 0);
+        buckets[index] = bucket_of(TEXT_AT(words->text, at));
+        sizes[buckets[index]]++;
+    }
+    bucket_starts[0] = 0;
+    for (int bucket = 0; bucket < BUCKETS; bucket++)
+        bucket_starts[bucket + 1] = bucket_starts[bucket] + sizes[bucket];
+    Py_ssize_t next[BUCKETS];
+    memcpy(next, bucket_starts, sizeof(next));
+    for (Py_ssize_t index = 0; index < words->count; index++)
+        order[next[buckets[index]]++] = index;
+}
+
+static int
+words_open(PyObject *object, const char *name, Words *words)
+{
+    if (text_open(object, &words->text) < 0)
+        return -1;
+    words->count = 0;
+    for (Py_ssize_t start = 0; start < words->text.length;) {
+        Py_ssize_t end = start;
+        while (end < words->text.length && TEXT_AT(words->text, end) != '|')
+            end++;
+        if (end > start) {
+            if (words->count == MAX_WORDS) {
+                PyErr_Format(PyExc_ValueError, "%s: more than %d words", name, MAX_WORDS);
+                return -1;
+            }
+            words->starts[words->count] = start;
+            words->sizes[words->count++] = end - start;
+        }
+        start = end + 1;
+    }
+    words_list(words, 0, words->by_first, words->first_bucket);
+    words_list(words, 1, words->by_last, words->last_bucket);
+    return 0;
+}
+
+/* Whether *text* spells the word *index* of *words* from *at* on. */
+static int
+spells(const Text *text, Py_ssize_t at, const Words *words, Py_ssize_t index)
+{
+    Py_ssize_t start = words->starts[index], size = words->sizes[index];
+    if (at < 0 || at + size > text->length)
+        return 0;
+    for (Py_ssize_t offset = 0; offset < size; offset++)
+        if (TEXT_AT(words->text, start + offset) != TEXT_AT(*text, at + offset))
+            return 0;
+    return 1;
+}
+
+/* The end of a word of *words* that *text* spells from *at* on, or -1. */
+static Py_ssize_t
+word_at(const Text *text, Py_ssize_t at, const Words *words)
+{
+    if (at < 0 || at >= text->length)
+        return -1;
+    int bucket = bucket_of(TEXT_AT(*text, at));
+    for (Py_ssize_t listed = words->first_bucket[bucket]; listed < words->first_bucket[bucket + 1];
+         listed++) {
+        Py_ssize_t index = words->by_first[listed];
+        if (spells(text, at, words, index))
+            return at + words->sizes[index];
+    }
+    return -1;
+}
+
+/* Whether *words* holds a word that *text* spells right before *end*. */
+static int
+word_before(const Text *text, Py_ssize_t end, const Words *words)
+{
+    if (end < 1 || end > text->length)
+        return 0;
+    int bucket = bucket_of(TEXT_AT(*text, end - 1));
+    for (Py_ssize_t listed = words->last_bucket[bucket]; listed < words->last_bucket[bucket + 1];
+         listed++) {
+        Py_ssize_t index = words->by_last[listed];
+        if (spells(text, end - words->sizes[index], words, index))
+            return 1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(number_candidates_doc,
+"number_candidates(text, code_point_map, whitespace, words_before, words_after,\n"
+"                  words_before_ago, /)\n--\n\n"
+"Where crawler.content.normalization's _NEUTRAL_NUMBER may match in *text*: each decimal\n"
+"digit (a code point that *code_point_map* maps to 0-9) that no such digit or a-z\n"
+"precedes, kept only where one of the expression's branches finds the shape it needs:\n"
+"a date's or a time's separators, am or pm, a year's four digits, a word of\n"
+"*words_before* right before it (or before one whitespace character), or after its\n"
+"digits, decimals and thousands, a k or m, an ordinal, \"of\" and whitespace: a word of\n"
+"*words_after*, or one of *words_before_ago* followed by whitespace and \"ago\". The\n"
+"words are separated by \"|\". A list of positions, ascending; every match of the\n"
+"expression starts at one of them.");
+
+static int
+is_digit_at(const Text *text, const Table *map, Py_ssize_t at)
+{
+    if (at < 0 || at >= text->length)
+        return 0;
+    uint32_t value = table_value(map, TEXT_AT(*text, at));
+    return value >= '0' && value <= '9';
+}
+
+static int
+char_at(const Text *text, Py_ssize_t at, Py_UCS4 code_point)
+{
+    return at >= 0 && at < text->length && TEXT_AT(*text, at) == code_point;
+}
+
+static int
+is_space_at(const Text *text, const Table *whitespace, Py_ssize_t at)
+{
+    return at >= 0 && at < text->length && table_flag(whitespace, TEXT_AT(*text, at));
+}
+
+static Py_ssize_t
+skip_whitespace(const Text *text, const Table *whitespace, Py_ssize_t at)
+{
+    while (is_space_at(text, whitespace, at))
+        at++;
+    return at;
+}
+
+typedef struct {
+    const Text *text;
+    const Table *map, *whitespace;
+    const Words *before, *after, *before_ago;
+} Shapes;
+
+/* A separator at *at* (after the first digit and at most one more), a digit after it,
+   and the same separator one or two digits later: 1/5/24, 01.05.2024. */
+static int
+separated_twice(const Shapes *shapes, Py_ssize_t at, Py_UCS4 separator)
+{
+    const Text *text = shapes->text;
+    return char_at(text, at, separator) && is_digit_at(text, shapes->map, at + 1) &&
+           (char_at(text, at + 2, separator) ||
+            (is_digit_at(text, shapes->map, at + 2) && char_at(text, at + 3, separator)));
+}
+
+/* Whether a word of *words_after* (or a time unit then "ago") follows at *at*. */
+static int
+word_follows(const Shapes *shapes, Py_ssize_t at)
+{
+    const Text *text = shapes->text;
+    Py_ssize_t end = word_at(text, at, shapes->after);
+    /* 年 opens a full date: a month's number follows it */
+    if (end >= 0 && (TEXT_AT(*text, at) != 0x5E74 ||
+                     is_digit_at(text, shapes->map, skip_whitespace(text, shapes->whitespace, end))))
+        return 1;
+    const Words *units = shapes->before_ago;
+    if (at >= text->length)
+        return 0;
+    int bucket = bucket_of(TEXT_AT(*text, at));
+    for (Py_ssize_t listed = units->first_bucket[bucket]; listed < units->first_bucket[bucket + 1];
+         listed++) {
+        Py_ssize_t index = units->by_first[listed];
+        if (!spells(text, at, units, index))
+            continue;
+        Py_ssize_t after = at + units->sizes[index];
+        if (char_at(text, after, 's'))
+            after++;
+        Py_ssize_t ago = skip_whitespace(text, shapes->whitespace, after);
+        if (ago > after && char_at(text, ago, 'a') && char_at(text, ago + 1, 'g') &&
+            char_at(text, ago + 2, 'o'))
+            return 1;
+    }
+    return 0;
+}
+
+static int
+number_may_match(const Shapes *shapes, Py_ssize_t start)
+{
+    const Text *text = shapes->text;
+    const Table *map = shapes->map, *whitespace = shapes->whitespace;
+    /* what follows the first digit and at most one more */
+    Py_ssize_t second = is_digit_at(text, map, start + 1) ? start + 2 : start + 1;
+    for (Py_ssize_t at = start + 1; at <= second; at++) {
+        if (separated_twice(shapes, at, '-') || separated_twice(shapes, at, '/') ||
+            separated_twice(shapes, at, '.'))
+            return 1;
+        /* 10:32 */
+        if (char_at(text, at, ':') && is_digit_at(text, map, at + 1) &&
+            is_digit_at(text, map, at + 2))
+            return 1;
+    }
+    /* 2024-05-01, 2024.05.01 */
+    if (is_digit_at(text, map, start + 1) && is_digit_at(text, map, start + 2) &&
+        is_digit_at(text, map, start + 3) &&
+        (separated_twice(shapes, start + 4, '-') || separated_twice(shapes, start + 4, '/') ||
+         separated_twice(shapes, start + 4, '.')))
+        return 1;
+    /* a year on its own: 19.. and 20.. */
+    uint32_t first = table_value(map, TEXT_AT(*text, start));
+    if ((first == '1' || first == '2') && is_digit_at(text, map, start + 1) &&
+        table_value(map, TEXT_AT(*text, start + 1)) == (first == '1' ? '9' : '0') &&
+        is_digit_at(text, map, start + 2) && is_digit_at(text, map, start + 3))
+        return 1;
+    /* a month or a counter's label before it, with or without a whitespace character */
+    if (word_before(text, start, shapes->before) ||
+        (is_space_at(text, whitespace, start - 1) && word_before(text, start - 1, shapes->before)))
+        return 1;
+    Py_ssize_t digits_end = start + 1;
+    while (is_digit_at(text, map, digits_end))
+        digits_end++;
+    /* 10am, 9.05 pm, 10 a.m. */
+    Py_ssize_t at = digits_end;
+    if (char_at(text, at, '.') && is_digit_at(text, map, at + 1) && is_digit_at(text, map, at + 2))
+        at += 3;
+    if (is_space_at(text, whitespace, at))
+        at++;
+    if (char_at(text, at, 'a') || char_at(text, at, 'p')) {
+        Py_ssize_t m = char_at(text, at + 1, '.') ? at + 2 : at + 1;
+        if (char_at(text, m, 'm'))
+            return 1;
+    }
+    /* a word after it: its decimals and thousands, k or m, an ordinal, "of" */
+    Py_ssize_t rest_end = digits_end;
+    while ((char_at(text, rest_end, ',') || char_at(text, rest_end, '.')) &&
+           is_digit_at(text, map, rest_end + 1)) {
+        rest_end += 2;
+        while (is_digit_at(text, map, rest_end))
+            rest_end++;
+    }
+    Py_ssize_t ends[5];
+    int count = 0;
+    ends[count++] = digits_end;
+    ends[count++] = rest_end;
+    if (char_at(text, rest_end, 'k') || char_at(text, rest_end, 'm'))
+        ends[count++] = rest_end + 1;
+    if (is_space_at(text, whitespace, rest_end) &&
+        (char_at(text, rest_end + 1, 'k') || char_at(text, rest_end + 1, 'm')))
+        ends[count++] = rest_end + 2;
+    if (digits_end + 1 < text->length) {
+        Py_UCS4 a = TEXT_AT(*text, digits_end), b = TEXT_AT(*text, digits_end + 1);
+        if ((a == 's' && b == 't') || (a == 'n' && b == 'd') || (a == 'r' && b == 'd') ||
+            (a == 't' && b == 'h'))
+            ends[count++] = digits_end + 2;
+    }
+    for (int index = 0; index < count; index++) {
+        Py_ssize_t word = skip_whitespace(text, whitespace, ends[index]);
+        if (word_follows(shapes, word))
+            return 1;
+        if (word > ends[index] && char_at(text, word, 'o') && char_at(text, word + 1, 'f') &&
+            word_follows(shapes, skip_whitespace(text, whitespace, word + 2)))
+            return 1;
+    }
+    return 0;
+}
+
+static PyObject *
+number_candidates(PyObject *module, PyObject *args)
+{
+    PyObject *object, *map_object, *whitespace_object, *before_object, *after_object;
+    PyObject *before_ago_object, *result = NULL;
+    Table map, whitespace;
+    Text text;
+    Words before, after, before_ago;
+
+    if (!PyArg_ParseTuple(args, "UOOUUU:number_candidates", &object, &map_object,
+                          &whitespace_object, &before_object, &after_object,
+                          &before_ago_object))
+        return NULL;
+    if (text_open(object, &text) < 0 || words_open(before_object, "words_before", &before) < 0 ||
+        words_open(after_object, "words_after", &after) < 0 ||
+        words_open(before_ago_object, "words_before_ago", &before_ago) < 0)
+        return NULL;
+    if (table_open(map_object, 4, "code_point_map", &map) < 0)
+        return NULL;
+    if (table_open(whitespace_object, 1, "whitespace", &whitespace) < 0) {
+        PyBuffer_Release(&map.view);
+        return NULL;
+    }
+    Shapes shapes = {&text, &map, &whitespace, &before, &after, &before_ago};
+    result = PyList_New(0);
+    if (!result)
+        goto done;
+    int previous_digit = 0, previous_letter = 0;
+    FOR_EACH_CHARACTER(text, at, code_point, {
+        /* ASCII digits are the only ASCII characters the map writes as digits */
+        uint32_t value = code_point < 128 ? code_point : table_value(&map, code_point);
+        int digit = value - (uint32_t)'0' < 10;
+        if (digit && !previous_digit && !previous_letter && number_may_match(&shapes, at)) {
+            PyObject *position = PyLong_FromSsize_t(at);
+            if (!position || PyList_Append(result, position) < 0) {
+                Py_XDECREF(position);
+                Py_CLEAR(result);
+                goto done;
+            }
+            Py_DECREF(position);
+        }
+        previous_digit = digit;
+        previous_letter = code_point - (Py_UCS4)'a' < 26;
+    })
+
+done:
+    PyBuffer_Release(&map.view);
+    PyBuffer_Release(&whitespace.view);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+/* XXH64, as its specification (xxhash.com, "xxHash fast digest algorithm") defines it,
+   for crawler.content.numbers_signature's tokens: the xxhash package's xxh64_intdigest. */
+#define PRIME64_1 0x9E3779B185EBCA87ULL
+#define PRIME64_2 0xC2B2AE3D27D4EB4FULL
+#define PRIME64_3 0x165667B19E3779F9ULL
+#define PRIME64_4 0x85EBCA77C2B2AE63ULL
+#define PRIME64_5 0x27D4EB2F165667C5ULL
+
+static inline uint64_t
+rotate_left(uint64_t value, int bits)
+{
+    return (value << bits) | (value >> (64 - bits));
+}
+
+static inline uint64_t
+read_le64(const uint8_t *bytes)
+{
+    uint64_t value = 0;
+    for (int index = 7; index >= 0; index--)
+        value = value << 8 | bytes[index];
+    return value;
+}
+
+static inline uint32_t
+read_le32(const uint8_t *bytes)
+{
+    return (uint32_t)bytes[0] | (uint32_t)bytes[1] << 8 | (uint32_t)bytes[2] << 16 |
+           (uint32_t)bytes[3] << 24;
+}
+
+static inline uint64_t
+xxh64_round(uint64_t accumulator, uint64_t input)
+{
+    return rotate_left(accumulator + input * PRIME64_2, 31) * PRIME64_1;
+}
+
+static inline uint64_t
+xxh64_merge(uint64_t accumulator, uint64_t value)
+{
+    return (accumulator ^ xxh64_round(0, value)) * PRIME64_1 + PRIME64_4;
+}
+
+static uint64_t
+xxh64(const uint8_t *input, size_t length, uint64_t seed)
+{
+    const uint8_t *end = input + length;
+    uint64_t hash;
+    if (length >= 32) {
+        uint64_t v1 = seed + PRIME64_1 + PRIME64_2, v2 = seed + PRIME64_2, v3 = seed,
+                 v4 = seed - PRIME64_1;
+        do {
+            v1 = xxh64_round(v1, read_le64(input));
+            v2 = xxh64_round(v2, read_le64(input + 8));
+            v3 = xxh64_round(v3, read_le64(input + 16));
+            v4 = xxh64_round(v4, read_le64(input + 24));
+            input += 32;
+        } while (input + 32 <= end);
+        hash = rotate_left(v1, 1) + rotate_left(v2, 7) + rotate_left(v3, 12) +
+               rotate_left(v4, 18);
+        hash = xxh64_merge(hash, v1);
+        hash = xxh64_merge(hash, v2);
+        hash = xxh64_merge(hash, v3);
+        hash = xxh64_merge(hash, v4);
+    }
+    else {
+        hash = seed + PRIME64_5;
+    }
+    hash += (uint64_t)length;
+    for (; input + 8 <= end; input += 8) {
+        hash ^= xxh64_round(0, read_le64(input));
+        hash = rotate_left(hash, 27) * PRIME64_1 + PRIME64_4;
+    }
+    if (input + 4 <= end) {
+        hash ^= (uint64_t)read_le32(input) * PRIME64_1;
+        hash = rotate_left(hash, 23) * PRIME64_2 + PRIME64_3;
+        input += 4;
+    }
+    for (; input < end; input++) {
+        hash ^= (uint64_t)*input * PRIME64_5;
+        hash = rotate_left(hash, 11) * PRIME64_1;
+    }
+    hash ^= hash >> 33;
+    hash *= PRIME64_2;
+    hash ^= hash >> 29;
+    hash *= PRIME64_3;
+    return hash ^ (hash >> 32);
+}
+
+PyDoc_STRVAR(xxh64_doc,
+"xxh64(data, seed, /)\n--\n\n"
+"The XXH64 digest of *data* (bytes) with *seed*, as an int: xxhash.xxh64_intdigest.");
+
+static PyObject *
+xxh64_digest(PyObject *module, PyObject *args)
+{
+    Py_buffer data;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "y*K:xxh64", &data, &seed))
+        return NULL;
+    uint64_t digest = xxh64(data.buf, (size_t)data.len, seed);
+    PyBuffer_Release(&data);
+    return PyLong_FromUnsignedLongLong(digest);
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+#define NUMBERS_COUNTERS 10
+#define NUMBERS_COUNTER_BITS 2
+#define NUMBERS_COUNT_BITS 6
+#define NUMBERS_SUM_BITS 6
+#define NUMBERS_OTHER_BITS 32
+
+static inline int
+ascii_alphanumeric(Py_UCS4 code_point)
+{
+    return (code_point >= '0' && code_point <= '9') || (code_point >= 'a' && code_point <= 'z');
+}
+
+static inline int
+ascii_digit(Py_UCS4 code_point)
+{
+    return code_point >= '0' && code_point <= '9';
+}
+
+/* A number's token in UTF-8, on the stack unless it is long. */
+typedef struct {
+    uint8_t *data;
+    size_t size, capacity;
+    uint8_t stack[256];
+} Token;
+
+static void
+token_clear(Token *token)
+{
+    if (token->data != token->stack)
+        PyMem_Free(token->data);
+    token->data = token->stack;
+    token->size = 0;
+    token->capacity = sizeof(token->stack);
+}
+
+/* Appends text[start:end] to *token*; -1 (MemoryError set) when memory runs out. */
+static int
+token_append(Token *token, const Text *text, Py_ssize_t start, Py_ssize_t end)
+{
+    size_t needed = token->size + 4 * (size_t)(end - start);
+    if (needed > token->capacity) {
+        size_t capacity = 2 * needed;
+        uint8_t *data = PyMem_Malloc(capacity);
+        if (!data) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(data, token->data, token->size);
+        if (token->data != token->stack)
+            PyMem_Free(token->data);
+        token->data = data;
+        token->capacity = capacity;
+    }
+    uint8_t *out = token->data + token->size;
+    for (Py_ssize_t at = start; at < end; at++) {
+        Py_UCS4 code_point = TEXT_AT(*text, at);
+        if (code_point < 0x80) {
+            *out++ = (uint8_t)code_point;
+        }
+        else if (code_point < 0x800) {
+            *out++ = (uint8_t)(0xC0 | code_point >> 6);
+            *out++ = (uint8_t)(0x80 | (code_point & 0x3F));
+        }
+        else if (code_point < 0x10000) {
+            *out++ = (uint8_t)(0xE0 | code_point >> 12);
+            *out++ = (uint8_t)(0x80 | (code_point >> 6 & 0x3F));
+            *out++ = (uint8_t)(0x80 | (code_point & 0x3F));
+        }
+        else {
+            *out++ = (uint8_t)(0xF0 | code_point >> 18);
+            *out++ = (uint8_t)(0x80 | (code_point >> 12 & 0x3F));
+            *out++ = (uint8_t)(0x80 | (code_point >> 6 & 0x3F));
+            *out++ = (uint8_t)(0x80 | (code_point & 0x3F));
+        }
+    }
+    token->size = (size_t)(out - token->data);
+    return 0;
+}
+
+/* Whether text[start:end] is one of *words* (a whole word, not a prefix). */
+static int
+is_word(const Text *text, Py_ssize_t start, Py_ssize_t end, const Words *words)
+{
+    if (start >= end)
+        return 0;
+    int bucket = bucket_of(TEXT_AT(*text, start));
+    for (Py_ssize_t listed = words->first_bucket[bucket]; listed < words->first_bucket[bucket + 1];
+         listed++) {
+        Py_ssize_t index = words->by_first[listed];
+        if (words->sizes[index] == end - start && spells(text, start, words, index))
+            return 1;
+    }
+    return 0;
+}
+
+/* The first word of *words*, in their order, that *text* spells from *at* on: its end,
+   or -1. */
+static Py_ssize_t
+first_word_at(const Text *text, Py_ssize_t at, const Words *words)
+{
+    for (Py_ssize_t index = 0; index < words->count; index++)
+        if (spells(text, at, words, index))
+            return at + words->sizes[index];
+    return -1;
+}
+
+/* crawler.content.numbers_signature._label_before: where the label right before
+   position *start* begins (its end being *label_end*), or -1. */
+static Py_ssize_t
+label_before(const Text *text, Py_ssize_t start, const Words *labels,
+             const Words *chinese_labels, Py_ssize_t *label_end)
+{
+    if (start >= 2 && is_word(text, start - 2, start, chinese_labels)) {
+        *label_end = start;
+        return start - 2;
+    }
+    if (start < 2 || TEXT_AT(*text, start - 1) != ' ')
+        return -1;
+    /* the word before the space, cut to its trailing a-z letters */
+    Py_ssize_t word_start = start - 1;
+    while (word_start > 0 && TEXT_AT(*text, word_start - 1) != ' ')
+        word_start--;
+    Py_ssize_t latin = start - 1;
+    while (latin > word_start && TEXT_AT(*text, latin - 1) >= 'a' && TEXT_AT(*text, latin - 1) <= 'z')
+        latin--;
+    if (is_word(text, latin, start - 1, labels)) {
+        *label_end = start - 1;
+        return latin;
+    }
+    if (start >= 3 && is_word(text, start - 3, start - 1, chinese_labels)) {
+        *label_end = start - 1;
+        return start - 3;
+    }
+    return -1;
+}
+
+PyDoc_STRVAR(numbers_signature_doc,
+"numbers_signature(normalized, code_point_map, units, chinese_units, labels,\n"
+"                  chinese_labels, seed, /)\n--\n\n"
+"crawler.content.numbers_signature.numbers_signature, given its vocabulary: *units*, the\n"
+"unit words (each spelled out: bit and bits), *chinese_units* in the order its\n"
+"expression tries them, *labels* and *chinese_labels*, each separated by \"|\", and the\n"
+"hash's *seed*.");
+
+static PyObject *
+numbers_signature(PyObject *module, PyObject *args)
+{
+    PyObject *object, *map_object, *units_object, *chinese_units_object, *labels_object;
+    PyObject *chinese_labels_object;
+    unsigned long long seed;
+    Text text;
+    Table map;
+    Words units, chinese_units, labels, chinese_labels;
+    Token token;
+    token.data = token.stack;
+    token.capacity = sizeof(token.stack);
+    token.size = 0;
+
+    if (!PyArg_ParseTuple(args, "UOUUUUK:numbers_signature", &object, &map_object,
+                          &units_object, &chinese_units_object, &labels_object,
+                          &chinese_labels_object, &seed))
+        return NULL;
+    if (text_open(object, &text) < 0 || words_open(units_object, "units", &units) < 0 ||
+        words_open(chinese_units_object, "chinese_units", &chinese_units) < 0 ||
+        words_open(labels_object, "labels", &labels) < 0 ||
+        words_open(chinese_labels_object, "chinese_labels", &chinese_labels) < 0)
+        return NULL;
+    if (table_open(map_object, 4, "code_point_map", &map) < 0)
+        return NULL;
+
+    uint64_t others = 0, count = 0, digest_sum = 0;
+    uint64_t counters[NUMBERS_COUNTERS] = {0};
+    Py_ssize_t at = 0;
+    while (at < text.length) {
+        /* a run of ASCII letters and digits that holds a digit */
+        if (!ascii_alphanumeric(TEXT_AT(text, at)) ||
+            (at > 0 && ascii_alphanumeric(TEXT_AT(text, at - 1)))) {
+            at++;
+            continue;
+        }
+        Py_ssize_t run_end = at, first_digit = -1;
+        while (run_end < text.length && ascii_alphanumeric(TEXT_AT(text, run_end))) {
+            if (first_digit < 0 && ascii_digit(TEXT_AT(text, run_end)))
+                first_digit = run_end;
+            run_end++;
+        }
+        if (first_digit < 0) {
+            at = run_end;
+            continue;
+        }
+        Py_ssize_t start = at, end = run_end;
+        /* up to two more runs one space apart, each starting with a digit */
+        for (int more = 0; more < 2; more++) {
+            if (!(end + 1 < text.length && TEXT_AT(text, end) == ' ' &&
+                  ascii_digit(TEXT_AT(text, end + 1))))
+                break;
+            Py_ssize_t next = end + 1;
+            while (next < text.length && ascii_alphanumeric(TEXT_AT(text, next)))
+                next++;
+            end = next;
+        }
+        Py_ssize_t token_end = end, unit_start = -1, unit_end = -1;
+        /* a unit: a whole word of *units* (after a space or none), or a Chinese one */
+        Py_ssize_t word = end < text.length && TEXT_AT(text, end) == ' ' ? end + 1 : end;
+        Py_ssize_t word_end = word;
+        while (word_end < text.length && ascii_alphanumeric(TEXT_AT(text, word_end)))
+            word_end++;
+        int digit_after = word_end < text.length && (table_value(&map, TEXT_AT(text, word_end)) -
+                                                     (uint32_t)'0') < 10;
+        if (!digit_after && is_word(&text, word, word_end, &units)) {
+            unit_start = word;
+            unit_end = word_end;
+        }
+        else {
+            Py_ssize_t chinese_end = first_word_at(&text, end, &chinese_units);
+            if (chinese_end >= 0) {
+                unit_start = end;
+                unit_end = chinese_end;
+            }
+        }
+        if (unit_end >= 0)
+            end = unit_end;
+
+        token.size = 0;
+        int naming = 1, fits = 1;
+        Py_ssize_t label_end = -1, label_start = -1;
+        if (unit_start >= 0) {
+            fits = token_append(&token, &text, start, token_end) == 0 &&
+                   token_append(&token, &text, unit_start, unit_end) == 0;
+        }
+        else if (token_end - start == 1 && TEXT_AT(text, start) == '0') {
+            at = end;
+            continue;
+        }
+        else if ((label_start = label_before(&text, start, &labels, &chinese_labels,
+                                             &label_end)) >= 0) {
+            fits = token_append(&token, &text, label_start, label_end) == 0 &&
+                   token_append(&token, &text, start, token_end) == 0;
+        }
+        else {
+            fits = token_append(&token, &text, start, token_end) == 0;
+            /* digits and spaces only; or an ordinal (20th) or a decade (70s, 1990s) */
+            int digits = 0, others_seen = 0;
+            for (Py_ssize_t index = start; index < token_end; index++) {
+                Py_UCS4 code_point = TEXT_AT(text, index);
+                if (ascii_digit(code_point))
+                    digits++;
+                else if (code_point != ' ')
+                    others_seen++;
+            }
+            Py_ssize_t digits_end = start;
+            while (digits_end < token_end && ascii_digit(TEXT_AT(text, digits_end)))
+                digits_end++;
+            Py_ssize_t tail = token_end - digits_end;
+            int ordinal = 0, decade = 0;
+            if (digits_end > start && tail == 2) {
+                Py_UCS4 a = TEXT_AT(text, digits_end), b = TEXT_AT(text, digits_end + 1);
+                ordinal = (a == 's' && b == 't') || (a == 'n' && b == 'd') ||
+                          (a == 'r' && b == 'd') || (a == 't' && b == 'h');
+            }
+            if (tail == 1 && digits_end > start && TEXT_AT(text, digits_end) == 's' &&
+                TEXT_AT(text, digits_end - 1) == '0')
+                decade = 1;
+            if ((digits && !others_seen) || ordinal || decade)
+                naming = 0;
+        }
+        if (!fits) {
+            token_clear(&token);
+            PyBuffer_Release(&map.view);
+            return NULL;
+        }
+        uint64_t digest = xxh64(token.data, token.size, seed);
+        if (naming) {
+            counters[digest % NUMBERS_COUNTERS]++;
+            count++;
+            digest_sum += digest >> 32;
+        }
+        else {
+            others |= 1ULL << (digest % NUMBERS_OTHER_BITS);
+        }
+        at = end;
+    }
+    token_clear(&token);
+    PyBuffer_Release(&map.view);
+
+    uint64_t high = 0;
+    for (int counter = NUMBERS_COUNTERS - 1; counter >= 0; counter--)
+        high = high << NUMBERS_COUNTER_BITS | (counters[counter] % (1 << NUMBERS_COUNTER_BITS));
+    high = high << NUMBERS_COUNT_BITS | (count % (1 << NUMBERS_COUNT_BITS));
+    high = high << NUMBERS_SUM_BITS | (digest_sum % (1 << NUMBERS_SUM_BITS));
+    return PyLong_FromUnsignedLongLong(high << NUMBERS_OTHER_BITS | others);
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+PyDoc_STRVAR(changing_runs_doc,
+"changing_runs(text, inert, /)\n--\n\n"
+"For crawler.content.unicode_forms.nfkc: where each run of characters of *text* that\n"
+"*inert* (a table of flags) does not mark starts and ends, as one flat list: start,\n"
+"end, start, end...; empty when every character is inert.");
+
+static int
+append_position(PyObject *list, Py_ssize_t position)
+{
+    PyObject *number = PyLong_FromSsize_t(position);
+    if (!number)
+        return -1;
+    int failed = PyList_Append(list, number);
+    Py_DECREF(number);
+    return failed;
+}
+
+static PyObject *
+changing_runs(PyObject *module, PyObject *args)
+{
+    PyObject *object, *inert_object, *result;
+    Text text;
+    Table inert;
+
+    if (!PyArg_ParseTuple(args, "UO:changing_runs", &object, &inert_object))
+        return NULL;
+    if (text_open(object, &text) < 0)
+        return NULL;
+    if (table_open(inert_object, 1, "inert", &inert) < 0)
+        return NULL;
+    result = PyList_New(0);
+    if (!result)
+        goto done;
+    Py_ssize_t run_start = -1;
+    FOR_EACH_CHARACTER(text, at, code_point, {
+        int changing = !table_flag(&inert, code_point);
+        if (changing && run_start < 0) {
+            run_start = at;
+        }
+        else if (!changing && run_start >= 0) {
+            if (append_position(result, run_start) < 0 || append_position(result, at) < 0) {
+                Py_CLEAR(result);
+                goto done;
+            }
+            run_start = -1;
+        }
+    })
+    if (run_start >= 0 &&
+        (append_position(result, run_start) < 0 || append_position(result, text.length) < 0))
+        Py_CLEAR(result);
+
+done:
+    PyBuffer_Release(&inert.view);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+static PyMethodDef methods[] = {
+    {"simhash_and_minhash", simhash_and_minhash, METH_VARARGS, simhash_and_minhash_doc},
+    {"translated", translated, METH_VARARGS, translated_doc},
+    {"spaced", spaced, METH_VARARGS, spaced_doc},
+    {"number_candidates", number_candidates, METH_VARARGS, number_candidates_doc},
+    {"numbers_signature", numbers_signature, METH_VARARGS, numbers_signature_doc},
+    {"xxh64", xxh64_digest, METH_VARARGS, xxh64_doc},
+    {"changing_runs", changing_runs, METH_VARARGS, changing_runs_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT,
+    "crawler.content._speedups",
+    "Compiled forms of the fingerprints' loops (see crawler.content.speedups).",
+    0,
+    methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    return PyModule_Create(&module_definition);
+}

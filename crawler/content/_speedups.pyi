@@ -1,0 +1,26 @@
+from typing import Any
+
+def simhash_and_minhash(normalized: str, no_space_script: Any, /) -> tuple[int, bytes]: ...
+def translated(text: str, code_point_map: Any, /) -> str: ...
+def spaced(text: str, whitespace: Any, no_space_script: Any, /) -> str: ...
+def number_candidates(
+    text: str,
+    code_point_map: Any,
+    whitespace: Any,
+    words_before: str,
+    words_after: str,
+    words_before_ago: str,
+    /,
+) -> list[int]: ...
+def numbers_signature(
+    normalized: str,
+    code_point_map: Any,
+    units: str,
+    chinese_units: str,
+    labels: str,
+    chinese_labels: str,
+    seed: int,
+    /,
+) -> int: ...
+def xxh64(data: bytes, seed: int, /) -> int: ...
+def changing_runs(text: str, inert: Any, /) -> list[int]: ...

@@ -1,0 +1,250 @@
+"""The compiled forms of the fingerprints' loops (``crawler/content/_speedups.c``) give
+exactly what their pure-Python references give: on texts made of the words and shapes the
+number masks and the numbers signature look for, on any text, and on every corpus page."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import xxhash
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawler.content import (
+    normalization,
+    number_masks,
+    numbers_signature,
+    speedups,
+    unicode_forms,
+)
+from crawler.content.feature_hashes import NO_SPACE_SCRIPT_TABLE
+from crawler.content.fingerprints import simhash_and_minhash_of_normalized
+from crawler.content.neardup import fingerprint_text
+from tests.conftest import REPO_ROOT
+
+CORPUS_DIR = Path(os.environ.get("DEDUP_CORPUS_DIR") or REPO_ROOT.parent / "shared" / "corpus")
+COMPILED = speedups.compiled
+
+needs_compiled = pytest.mark.skipif(COMPILED is None, reason="crawler.content._speedups not built")
+
+
+@contextmanager
+def pure_python() -> Iterator[None]:
+    speedups.compiled = None
+    try:
+        yield
+    finally:
+        speedups.compiled = COMPILED
+
+
+def both(function: Callable[..., Any], *arguments: Any) -> tuple[Any, Any]:
+    """*function*'s value with the compiled forms, and with the pure-Python references."""
+    compiled = function(*arguments)
+    with pure_python():
+        return compiled, function(*arguments)
+
+
+def test_the_compiled_forms_are_built_where_a_c_compiler_is() -> None:
+    # CI and every machine with a compiler run the compiled forms; the tests below hold
+    # them against the references
+    if os.environ.get(speedups.PURE_PYTHON_VARIABLE):
+        pytest.skip(f"{speedups.PURE_PYTHON_VARIABLE} is set: the references run")
+    if os.environ.get("CI") == "true" or shutil.which("cc"):
+        assert COMPILED is not None
+
+
+def test_the_environment_variable_runs_the_references() -> None:
+    code = "from crawler.content import speedups; print(speedups.compiled is None)"
+    environment = {**os.environ, speedups.PURE_PYTHON_VARIABLE: "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "True"
+
+
+# Texts made of what the number masks and the numbers signature look for: dates, times,
+# years, counters and their labels, months, units, Chinese dates and counters, with
+# digits of other scripts, whitespace of every kind, format characters, combining marks,
+# ideographs and a lone surrogate among them.
+_WORDS = sorted(
+    {
+        *number_masks.WORDS_BEFORE_NUMBERS.split("|"),
+        *number_masks.WORDS_AFTER_NUMBERS.split("|"),
+        *number_masks.WORDS_BEFORE_AGO.split("|"),
+        *numbers_signature._UNIT_WORDS.split("|"),
+        *number_masks.CHINESE_UNITS.split("|"),
+        *number_masks.LABEL_WORDS,
+        *number_masks.CHINESE_LABEL_WORDS,
+    }
+)
+_SHAPES = [
+    *"0123456789",
+    "19",
+    "20",
+    "2024",
+    "05",
+    "1,234",
+    "3.5",
+    "12:30",
+    "ago",
+    "of",
+    "am",
+    "p.m.",
+    "st",
+    "nd",
+    "th",
+    "s",
+    "k",
+    "m",
+    "x",
+    "é",
+    "ß",
+    "İ",
+    "日",
+    "号",
+    "中",
+    "ก",
+    "\u0663",  # ARABIC-INDIC DIGIT THREE
+    "\uff13",  # FULLWIDTH DIGIT THREE
+    "\u2460",  # CIRCLED DIGIT ONE
+    "\u0301",
+    "\u00ad",
+    "\u200b",
+    "\ue000",
+    "\ud800",
+    *"-/.:,()%$—",
+    " ",
+    " ",
+    "  ",
+    "\u3000",
+    "\xa0",
+    "\t",
+    "\n",
+]
+VOCABULARY = st.lists(st.sampled_from(_WORDS + _SHAPES), max_size=40).map("".join)
+# a deeper run: HYPOTHESIS_PROFILE=deep
+MANY = settings(max_examples=max(400, settings().max_examples))
+
+
+@needs_compiled
+@MANY
+@given(VOCABULARY)
+def test_normalization_is_the_references(text: str) -> None:
+    compiled, reference = both(normalization.normalize_text, text)
+    assert compiled == reference
+
+
+@needs_compiled
+@given(st.text())
+def test_normalization_of_any_text_is_the_references(text: str) -> None:
+    compiled, reference = both(normalization.normalize_text, text)
+    assert compiled == reference
+
+
+@needs_compiled
+@MANY
+@given(VOCABULARY)
+def test_every_number_mask_starts_where_the_compiled_form_looks(text: str) -> None:
+    for stage in (text.casefold(), normalization.normalize_text(text)):
+        with pure_python():
+            starts = normalization._number_starts(stage)
+        candidates = set(normalization._number_starts(stage))
+        assert candidates <= set(starts)
+        for start in starts:
+            if number_masks.NEUTRAL_NUMBER.match(stage, start):
+                assert start in candidates, (stage, start)
+
+
+@needs_compiled
+@MANY
+@given(VOCABULARY)
+def test_the_numbers_signature_is_the_references(text: str) -> None:
+    for stage in (text, text.casefold(), normalization.normalize_text(text)):
+        compiled, reference = both(numbers_signature.numbers_signature, stage)
+        assert compiled == reference, stage
+
+
+@needs_compiled
+@given(st.text())
+def test_the_numbers_signature_of_any_text_is_the_references(text: str) -> None:
+    compiled, reference = both(numbers_signature.numbers_signature, text)
+    assert compiled == reference
+
+
+def test_a_number_longer_than_any_buffer_is_signed_as_the_reference_signs_it() -> None:
+    text = "sku " + "7a" * 5000 + " 12 3 gb 货号" + "9" * 3000
+    compiled, reference = both(numbers_signature.numbers_signature, text)
+    assert compiled == reference != 0
+
+
+@needs_compiled
+@MANY
+@given(VOCABULARY)
+def test_simhash_and_minhash_are_the_references(text: str) -> None:
+    normalized = normalization.normalize_text(text)
+    compiled, reference = both(simhash_and_minhash_of_normalized, normalized)
+    assert compiled == reference
+
+
+@needs_compiled
+@given(st.text())
+def test_translation_spacing_and_nfkc_of_any_text_are_the_references(text: str) -> None:
+    assert both(normalization._translated, text)[0] == both(normalization._translated, text)[1]
+    assert both(normalization._spaced, text)[0] == both(normalization._spaced, text)[1]
+    compiled, reference = both(unicode_forms.nfkc, text)
+    assert compiled == reference
+
+
+@needs_compiled
+@given(st.binary(max_size=100), st.integers(min_value=0, max_value=2**64 - 1))
+def test_xxh64_is_the_xxhash_packages(data: bytes, seed: int) -> None:
+    assert COMPILED is not None
+    assert COMPILED.xxh64(data, seed) == xxhash.xxh64_intdigest(data, seed)
+
+
+@needs_compiled
+def test_a_table_of_the_wrong_size_is_named() -> None:
+    assert COMPILED is not None
+    with pytest.raises(ValueError, match="code_point_map"):
+        COMPILED.translated("text", NO_SPACE_SCRIPT_TABLE)
+
+
+def test_the_unit_words_spell_out_every_unit() -> None:
+    # numbers_signature's compiled form compares whole words: UNITS holds words and
+    # words with an optional "s" only, each spelled out
+    assert all(re.fullmatch(r"[a-z]+(?:s\?)?", unit) for unit in number_masks.UNITS.split("|"))
+    words = numbers_signature._UNIT_WORDS.split("|")
+    assert all(re.fullmatch(f"(?:{number_masks.UNITS})", word) for word in words)
+    assert {"bit", "bits", "lb", "lbs", "gb"} <= set(words)
+
+
+def test_case_folding_a_folded_character_changes_nothing() -> None:
+    # what _unicode_fixpoint(casefolded=True) relies on, for every code point
+    folded = [chr(code_point).casefold() for code_point in range(sys.maxunicode + 1)]
+    assert all(text.casefold() == text for text in folded)
+
+
+def _corpus_texts() -> list[str]:
+    pages = sorted((CORPUS_DIR / "pages" / "wcxb-dev" / "ground-truth").glob("*.json"))
+    chinese = sorted((CORPUS_DIR / "pages" / "chinese-cx" / "Text").glob("*.txt"))
+    return [path.read_text("utf-8", "replace") for path in [*pages, *chinese]]
+
+
+@needs_compiled
+def test_every_corpus_text_has_the_references_fingerprint() -> None:
+    texts = _corpus_texts()
+    if not texts:
+        pytest.skip(f"corpus not found in {CORPUS_DIR} (set DEDUP_CORPUS_DIR)")
+    compiled = [fingerprint_text(text) for text in texts]
+    with pure_python():
+        reference = [fingerprint_text(text) for text in texts]
+    assert compiled == reference
