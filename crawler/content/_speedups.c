@@ -133,15 +133,74 @@ PyDoc_STRVAR(simhash_and_minhash_doc,
 "and the MinHash (64 bytes) of the features of a normalized text, *no_space_script*\n"
 "being crawler.content.feature_hashes' table of the scripts written without spaces.");
 
+/* The distinct features of a text and how many times each occurs: open addressing (the
+   hashes are mixed already), doubled when half full. */
+typedef struct {
+    uint64_t *keys;
+    Py_ssize_t *counts;
+    Py_ssize_t slots, used;
+} FeatureCounts;
+
+static int
+feature_counts_grow(FeatureCounts *table)
+{
+    Py_ssize_t slots = table->slots ? 2 * table->slots : 512;
+    uint64_t *keys = PyMem_Calloc(slots, sizeof(uint64_t));
+    Py_ssize_t *counts = PyMem_Calloc(slots, sizeof(Py_ssize_t));
+    if (!keys || !counts) {
+        PyMem_Free(keys);
+        PyMem_Free(counts);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t old = 0; old < table->slots; old++) {
+        if (!table->counts[old])
+            continue;
+        Py_ssize_t slot = (Py_ssize_t)(table->keys[old] & (uint64_t)(slots - 1));
+        while (counts[slot])
+            slot = (slot + 1) & (slots - 1);
+        keys[slot] = table->keys[old];
+        counts[slot] = table->counts[old];
+    }
+    PyMem_Free(table->keys);
+    PyMem_Free(table->counts);
+    table->keys = keys;
+    table->counts = counts;
+    table->slots = slots;
+    return 0;
+}
+
+static int
+feature_counts_add(FeatureCounts *table, uint64_t feature)
+{
+    if (2 * (table->used + 1) > table->slots && feature_counts_grow(table) < 0)
+        return -1;
+    Py_ssize_t slot = (Py_ssize_t)(feature & (uint64_t)(table->slots - 1));
+    while (table->counts[slot] && table->keys[slot] != feature)
+        slot = (slot + 1) & (table->slots - 1);
+    if (!table->counts[slot]) {
+        table->keys[slot] = feature;
+        table->used++;
+    }
+    table->counts[slot]++;
+    return 0;
+}
+
+/* A token: a run of characters that are neither spaces nor of a script written without
+   spaces (a word), or one character of such a script. */
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t start, end;
+    int is_char, is_zero;
+} Token64;
+
 static PyObject *
 simhash_and_minhash(PyObject *module, PyObject *args)
 {
     PyObject *normalized, *table_object, *result = NULL;
     Table no_space;
     Text text;
-    Py_ssize_t *starts = NULL, *ends = NULL;
-    uint64_t *tokens = NULL, *features = NULL;
-    uint8_t *is_char = NULL;
+    FeatureCounts features = {NULL, NULL, 0, 0};
 
     if (!PyArg_ParseTuple(args, "UO:simhash_and_minhash", &normalized, &table_object))
         return NULL;
@@ -150,101 +209,76 @@ simhash_and_minhash(PyObject *module, PyObject *args)
     if (table_open(table_object, 1, "no_space_script", &no_space) < 0)
         return NULL;
 
-    Py_ssize_t size = text.length, count = 0;
-    starts = PyMem_Malloc((size + 1) * sizeof(Py_ssize_t));
-    ends = PyMem_Malloc((size + 1) * sizeof(Py_ssize_t));
-    tokens = PyMem_Malloc((size + 1) * sizeof(uint64_t));
-    is_char = PyMem_Malloc(size + 1);
-    features = PyMem_Malloc((2 * size + 1) * sizeof(uint64_t));
-    if (!starts || !ends || !tokens || !is_char || !features) {
-        PyErr_NoMemory();
-        goto done;
-    }
-
-    /* tokens: runs of characters that are neither spaces nor of a script written without
-       spaces (words), and each character of such a script alone */
-    for (Py_ssize_t at = 0; at < size;) {
-        Py_UCS4 code_point = TEXT_AT(text, at);
-        if (code_point == ' ') {
+    /* each token pairs with the next when both are words, or both characters with nothing
+       between them; a token that pairs with neither neighbour is a feature alone; the
+       masked number "0" alone and the pair "0 0" are no features */
+    Token64 previous = {0, 0, 0, 0, 0};
+    int have_previous = 0, previous_paired = 0;
+    Py_ssize_t size = text.length;
+    for (Py_ssize_t at = 0; at <= size;) {
+        Token64 token = {0, 0, 0, 0, 0};
+        int have_token = 0;
+        while (at < size && TEXT_AT(text, at) == ' ')
             at++;
-            continue;
-        }
-        uint64_t sum = 0, power = 1;
-        starts[count] = at;
-        if (table_flag(&no_space, code_point)) {
-            sum = (uint64_t)code_point + 1;
-            is_char[count] = 1;
-            at++;
-        }
-        else {
-            is_char[count] = 0;
-            while (at < size) {
-                code_point = TEXT_AT(text, at);
-                if (code_point == ' ' || table_flag(&no_space, code_point))
-                    break;
-                sum += ((uint64_t)code_point + 1) * power;
-                power *= BASE;
+        if (at < size) {
+            Py_UCS4 code_point = TEXT_AT(text, at);
+            uint64_t sum = 0, power = 1;
+            token.start = at;
+            if (table_flag(&no_space, code_point)) {
+                sum = (uint64_t)code_point + 1;
+                token.is_char = 1;
                 at++;
             }
+            else {
+                while (at < size) {
+                    code_point = TEXT_AT(text, at);
+                    if (code_point == ' ' || table_flag(&no_space, code_point))
+                        break;
+                    sum += ((uint64_t)code_point + 1) * power;
+                    power *= BASE;
+                    at++;
+                }
+            }
+            token.end = at;
+            token.hash = mix(sum);
+            token.is_zero = token.end - token.start == 1 && TEXT_AT(text, token.start) == '0';
+            have_token = 1;
         }
-        ends[count] = at;
-        tokens[count++] = mix(sum);
-    }
-
-    Py_ssize_t feature_count = 0;
-    for (Py_ssize_t index = 0; index < count; index++) {
-        int zero = ends[index] - starts[index] == 1 && TEXT_AT(text, starts[index]) == '0';
-        int paired_before = 0, paired_after = 0;
-        if (index > 0)
-            paired_before = is_char[index - 1] == is_char[index] &&
-                            (!is_char[index] || ends[index - 1] == starts[index]);
-        if (index + 1 < count) {
-            paired_after = is_char[index] == is_char[index + 1] &&
-                           (!is_char[index] || ends[index] == starts[index + 1]);
-            int next_zero =
-                ends[index + 1] - starts[index + 1] == 1 && TEXT_AT(text, starts[index + 1]) == '0';
-            if (paired_after && !(zero && next_zero))
-                features[feature_count++] =
-                    mix(tokens[index] * PAIR_FACTOR + tokens[index + 1] + PAIR_SALT);
+        else {
+            at++; /* past the end: the last token is settled below */
         }
-        if (!paired_before && !paired_after && !zero)
-            features[feature_count++] = mix(tokens[index] ^ SINGLE_SALT);
+        int paired = 0;
+        if (have_previous && have_token) {
+            paired = previous.is_char == token.is_char &&
+                     (!token.is_char || previous.end == token.start);
+            if (paired && !(previous.is_zero && token.is_zero) &&
+                feature_counts_add(&features, mix(previous.hash * PAIR_FACTOR + token.hash +
+                                                  PAIR_SALT)) < 0)
+                goto done;
+        }
+        if (have_previous && !previous_paired && !paired && !previous.is_zero &&
+            feature_counts_add(&features, mix(previous.hash ^ SINGLE_SALT)) < 0)
+            goto done;
+        if (!have_token)
+            break;
+        previous = token;
+        previous_paired = paired;
+        have_previous = 1;
     }
 
     uint8_t minhash[MINHASH_BYTES] = {0};
     uint64_t simhash = 0;
-    if (feature_count) {
-        /* each distinct feature and its count, in an open-addressing table: the hashes
-           are mixed already */
-        Py_ssize_t slots = 16;
-        while (slots < 2 * feature_count)
-            slots *= 2;
-        uint64_t *keys = PyMem_Calloc(slots, sizeof(uint64_t));
-        Py_ssize_t *counts = PyMem_Calloc(slots, sizeof(Py_ssize_t));
-        if (!keys || !counts) {
-            PyMem_Free(keys);
-            PyMem_Free(counts);
-            PyErr_NoMemory();
-            goto done;
-        }
-        for (Py_ssize_t index = 0; index < feature_count; index++) {
-            uint64_t feature = features[index];
-            Py_ssize_t slot = (Py_ssize_t)(feature & (uint64_t)(slots - 1));
-            while (counts[slot] && keys[slot] != feature)
-                slot = (slot + 1) & (slots - 1);
-            keys[slot] = feature;
-            counts[slot]++;
-        }
+    if (features.used) {
         /* the weight of the features with each value of each 4-bit digit of their hash */
         uint64_t nibble_weight[16][16] = {{0}}, total = 0, minimums[MINHASH_BYTES];
         uint8_t filled[MINHASH_BYTES] = {0};
-        for (Py_ssize_t slot = 0; slot < slots; slot++) {
-            if (!counts[slot])
+        for (Py_ssize_t slot = 0; slot < features.slots; slot++) {
+            if (!features.counts[slot])
                 continue;
-            uint64_t feature = keys[slot];
+            uint64_t feature = features.keys[slot];
             /* crawler.content.fingerprints.feature_weight: the count's bit length */
             uint64_t weight = 0;
-            for (uint64_t left = (uint64_t)counts[slot]; left; left >>= 1)
+            for (uint64_t left = (uint64_t)features.counts[slot]; left; left >>= 1)
                 weight++;
             total += weight;
             for (int nibble = 0; nibble < 16; nibble++)
@@ -256,8 +290,6 @@ simhash_and_minhash(PyObject *module, PyObject *args)
                 filled[bin] = 1;
             }
         }
-        PyMem_Free(keys);
-        PyMem_Free(counts);
         for (int bit = 0; bit < 64; bit++) {
             uint64_t set_weight = 0;
             for (int value = 0; value < 16; value++)
@@ -283,11 +315,8 @@ simhash_and_minhash(PyObject *module, PyObject *args)
                            (Py_ssize_t)MINHASH_BYTES);
 
 done:
-    PyMem_Free(starts);
-    PyMem_Free(ends);
-    PyMem_Free(tokens);
-    PyMem_Free(is_char);
-    PyMem_Free(features);
+    PyMem_Free(features.keys);
+    PyMem_Free(features.counts);
     PyBuffer_Release(&no_space.view);
     return result;
 }
@@ -705,22 +734,27 @@ number_candidates(PyObject *module, PyObject *args)
     result = PyList_New(0);
     if (!result)
         goto done;
-    int previous_digit = 0, previous_letter = 0;
+    /* Latin-1 holds no decimal digits but ASCII's: a str of that kind needs no map */
+    int latin1 = text.kind == PyUnicode_1BYTE_KIND;
     FOR_EACH_CHARACTER(text, at, code_point, {
-        /* ASCII digits are the only ASCII characters the map writes as digits */
-        uint32_t value = code_point < 128 ? code_point : table_value(&map, code_point);
-        int digit = value - (uint32_t)'0' < 10;
-        if (digit && !previous_digit && !previous_letter && number_may_match(&shapes, at)) {
-            PyObject *position = PyLong_FromSsize_t(at);
-            if (!position || PyList_Append(result, position) < 0) {
-                Py_XDECREF(position);
-                Py_CLEAR(result);
-                goto done;
-            }
-            Py_DECREF(position);
+        if (code_point - (Py_UCS4)'0' >= 10 && (latin1 || code_point < 128))
+            continue;
+        if (!is_digit_at(&text, &map, at))
+            continue;
+        if (at > 0) {
+            Py_UCS4 previous = TEXT_AT(text, at - 1);
+            if (previous - (Py_UCS4)'a' < 26 || is_digit_at(&text, &map, at - 1))
+                continue;
         }
-        previous_digit = digit;
-        previous_letter = code_point - (Py_UCS4)'a' < 26;
+        if (!number_may_match(&shapes, at))
+            continue;
+        PyObject *position = PyLong_FromSsize_t(at);
+        if (!position || PyList_Append(result, position) < 0) {
+            Py_XDECREF(position);
+            Py_CLEAR(result);
+            goto done;
+        }
+        Py_DECREF(position);
     })
 
 done:
@@ -1190,6 +1224,112 @@ done:
 
 /* ---------------------------------------------------------------------------------- */
 
+PyDoc_STRVAR(casefolded_doc,
+"casefolded(text, known, folds, /)\n--\n\n"
+"text.casefold(), folding ASCII letters here and asking Python once a process for each\n"
+"other character: *known* (a bytearray of 65,536) says of each character of the Basic\n"
+"Multilingual Plane whether its folding is known to leave it as it is (1) or to change it\n"
+"(2, then *folds* maps its code point to its folding), *folds* (a dict) holds the\n"
+"foldings of those and of the characters of the other planes. Both fill up as texts come.");
+
+/* The folding of *code_point*, from *folds* or from Python (then kept there): a new
+   reference, or NULL with an exception set. */
+static PyObject *
+folding_of(Py_UCS4 code_point, PyObject *folds)
+{
+    PyObject *key = PyLong_FromUnsignedLong(code_point);
+    if (!key)
+        return NULL;
+    PyObject *folded = PyDict_GetItemWithError(folds, key);
+    if (folded) {
+        Py_DECREF(key);
+        return Py_NewRef(folded);
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    PyObject *character = PyUnicode_FromOrdinal((int)code_point);
+    folded = character ? PyObject_CallMethod(character, "casefold", NULL) : NULL;
+    Py_XDECREF(character);
+    if (folded && PyDict_SetItem(folds, key, folded) < 0)
+        Py_CLEAR(folded);
+    Py_DECREF(key);
+    return folded;
+}
+
+static PyObject *
+casefolded(PyObject *module, PyObject *args)
+{
+    PyObject *object, *known_object, *folds, *result = NULL;
+    Py_buffer known;
+    Text text;
+
+    if (!PyArg_ParseTuple(args, "UOO!:casefolded", &object, &known_object, &PyDict_Type, &folds))
+        return NULL;
+    if (text_open(object, &text) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(known_object, &known, PyBUF_WRITABLE) < 0)
+        return NULL;
+    if (known.len != 0x10000) {
+        PyErr_SetString(PyExc_ValueError, "known: a bytearray of 65,536 was expected");
+        PyBuffer_Release(&known);
+        return NULL;
+    }
+    uint8_t *flags = known.buf;
+    /* a character folds to three at most: room for the text and 64 such characters,
+       more when the text needs it */
+    Py_ssize_t capacity = text.length + 192;
+    Py_UCS4 *out = PyMem_Malloc(capacity * sizeof(Py_UCS4));
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t written = 0;
+    FOR_EACH_CHARACTER(text, at, code_point, {
+        if (code_point < 128) {
+            out[written++] = code_point - (Py_UCS4)'A' < 26 ? code_point + 32 : code_point;
+            continue;
+        }
+        if (code_point < 0x10000 && flags[code_point] == 1) {
+            out[written++] = code_point;
+            continue;
+        }
+        PyObject *folded = folding_of(code_point, folds);
+        if (!folded)
+            goto done;
+        if (written + 3 + (text.length - at) > capacity) {
+            capacity = 2 * capacity + 3;
+            Py_UCS4 *larger = PyMem_Realloc(out, capacity * sizeof(Py_UCS4));
+            if (!larger) {
+                Py_DECREF(folded);
+                PyErr_NoMemory();
+                goto done;
+            }
+            out = larger;
+        }
+        Py_ssize_t size = PyUnicode_GET_LENGTH(folded);
+        if (size > 3) {
+            Py_DECREF(folded);
+            PyErr_SetString(PyExc_ValueError, "a folding of more than three characters");
+            goto done;
+        }
+        for (Py_ssize_t index = 0; index < size; index++)
+            out[written++] = PyUnicode_READ_CHAR(folded, index);
+        if (code_point < 0x10000)
+            flags[code_point] = size == 1 && PyUnicode_READ_CHAR(folded, 0) == code_point ? 1 : 2;
+        Py_DECREF(folded);
+    })
+    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, written);
+
+done:
+    PyMem_Free(out);
+    PyBuffer_Release(&known);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
 static PyMethodDef methods[] = {
     {"simhash_and_minhash", simhash_and_minhash, METH_VARARGS, simhash_and_minhash_doc},
     {"translated", translated, METH_VARARGS, translated_doc},
@@ -1198,6 +1338,7 @@ static PyMethodDef methods[] = {
     {"numbers_signature", numbers_signature, METH_VARARGS, numbers_signature_doc},
     {"xxh64", xxh64_digest, METH_VARARGS, xxh64_doc},
     {"changing_runs", changing_runs, METH_VARARGS, changing_runs_doc},
+    {"casefolded", casefolded, METH_VARARGS, casefolded_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -167,9 +167,7 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     """
     if min_repeats < 2:
         raise ValueError(f"min_repeats must be 2 or more, got {min_repeats!r}")
-    text = nfkc(text)
-    # case folding is lowering, for ASCII
-    text = text.lower() if text.isascii() else text.casefold()
+    text = _casefolded(nfkc(text))
     has_digits = _DIGIT.search(text) is not None
     if has_digits:
         text = _masked_numbers(text)
@@ -180,6 +178,21 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     if fold_repeats:
         text = fold_repeated_block(text, min_repeats=min_repeats)
     return text
+
+
+#: What the compiled :func:`_casefolded` knows of the Basic Multilingual Plane's characters
+#: (whether case folding leaves each alone) and their foldings, filled as texts come.
+_FOLDING_KNOWN = bytearray(0x10000)
+_FOLDINGS: dict[int, str] = {}
+
+
+def _casefolded(text: str) -> str:
+    """``text.casefold()``; lowering for ASCII, which is the same there."""
+    if text.isascii():
+        return text.lower()
+    if speedups.compiled is not None:
+        return speedups.compiled.casefolded(text, _FOLDING_KNOWN, _FOLDINGS)
+    return text.casefold()
 
 
 def _canonical_spacing(text: str, *, casefolded: bool = False) -> str:
