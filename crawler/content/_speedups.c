@@ -74,6 +74,55 @@ table_value(const Table *table, Py_UCS4 code_point)
     return values[(Py_ssize_t)code_point < table->last ? (Py_ssize_t)code_point : table->last];
 }
 
+/* What normalization writes for each code point (crawler.content.normalization's
+   code_point_value), asked of Python once a process for each code point of planes 0 and 1
+   and kept in *cache* (0: not asked yet; no code point is written as U+0000); every code
+   point of the other planes but plane 14 is written as itself. */
+#define CACHED_CODE_POINTS 0x20000
+typedef struct {
+    Py_buffer cache;
+    PyObject *resolve;
+} LazyMap;
+
+static int
+lazy_map_open(PyObject *cache, PyObject *resolve, LazyMap *map)
+{
+    if (PyObject_GetBuffer(cache, &map->cache, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    if (map->cache.len != CACHED_CODE_POINTS * 4) {
+        PyErr_SetString(PyExc_ValueError,
+                        "code_point_values: a writable buffer of 0x20000 uint32 was expected");
+        PyBuffer_Release(&map->cache);
+        return -1;
+    }
+    map->resolve = resolve;
+    return 0;
+}
+
+/* The value of *code_point*; when Python fails to give it, the code point itself, with
+   the exception set (the callers check for it once they are done). */
+static uint32_t
+lazy_value(const LazyMap *map, Py_UCS4 code_point)
+{
+    uint32_t *cache = map->cache.buf;
+    if (code_point < CACHED_CODE_POINTS && cache[code_point])
+        return cache[code_point];
+    if (code_point >= CACHED_CODE_POINTS && (code_point < 0xE0000 || code_point >= 0xE1000))
+        return code_point;
+    if (PyErr_Occurred())
+        return code_point;
+    PyObject *value = PyObject_CallFunction(map->resolve, "k", (unsigned long)code_point);
+    if (!value)
+        return code_point;
+    unsigned long number = PyLong_AsUnsignedLong(value);
+    Py_DECREF(value);
+    if (number == (unsigned long)-1 && PyErr_Occurred())
+        return code_point;
+    if (code_point < CACHED_CODE_POINTS)
+        cache[code_point] = (uint32_t)number;
+    return (uint32_t)number;
+}
+
 /* Code points of a str, read whatever its kind. */
 typedef struct {
     int kind;
@@ -144,7 +193,7 @@ typedef struct {
 static int
 feature_counts_grow(FeatureCounts *table)
 {
-    Py_ssize_t slots = table->slots ? 2 * table->slots : 512;
+    Py_ssize_t slots = 2 * table->slots;
     uint64_t *keys = PyMem_Calloc(slots, sizeof(uint64_t));
     Py_ssize_t *counts = PyMem_Calloc(slots, sizeof(Py_ssize_t));
     if (!keys || !counts) {
@@ -215,6 +264,18 @@ simhash_and_minhash(PyObject *module, PyObject *args)
     Token64 previous = {0, 0, 0, 0, 0};
     int have_previous = 0, previous_paired = 0;
     Py_ssize_t size = text.length;
+    /* about a feature for every six characters of text: room for them at once */
+    features.slots = 256;
+    while (features.slots < size / 3)
+        features.slots *= 2;
+    features.keys = PyMem_Calloc(features.slots, sizeof(uint64_t));
+    features.counts = PyMem_Calloc(features.slots, sizeof(Py_ssize_t));
+    if (!features.keys || !features.counts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* Latin-1 holds no character of a script written without spaces */
+    int latin1 = text.kind == PyUnicode_1BYTE_KIND;
     for (Py_ssize_t at = 0; at <= size;) {
         Token64 token = {0, 0, 0, 0, 0};
         int have_token = 0;
@@ -224,7 +285,7 @@ simhash_and_minhash(PyObject *module, PyObject *args)
             Py_UCS4 code_point = TEXT_AT(text, at);
             uint64_t sum = 0, power = 1;
             token.start = at;
-            if (table_flag(&no_space, code_point)) {
+            if (!latin1 && table_flag(&no_space, code_point)) {
                 sum = (uint64_t)code_point + 1;
                 token.is_char = 1;
                 at++;
@@ -232,7 +293,7 @@ simhash_and_minhash(PyObject *module, PyObject *args)
             else {
                 while (at < size) {
                     code_point = TEXT_AT(text, at);
-                    if (code_point == ' ' || table_flag(&no_space, code_point))
+                    if (code_point == ' ' || (!latin1 && table_flag(&no_space, code_point)))
                         break;
                     sum += ((uint64_t)code_point + 1) * power;
                     power *= BASE;
@@ -324,22 +385,22 @@ done:
 /* ---------------------------------------------------------------------------------- */
 
 PyDoc_STRVAR(translated_doc,
-"translated(text, code_point_map, /)\n--\n\n"
-"crawler.content.normalization._translated: *text* with each code point replaced by its\n"
-"entry of *code_point_map* (uint32), entries 0xFFFFFFFF deleted.");
+"translated(text, code_point_values, code_point_value, /)\n--\n\n"
+"crawler.content.normalization._translated: *text* with each code point replaced by what\n"
+"*code_point_value* says of it (kept in *code_point_values*), 0xFFFFFFFF deleted.");
 
 static PyObject *
 translated(PyObject *module, PyObject *args)
 {
-    PyObject *object, *table_object, *result = NULL;
-    Table map;
+    PyObject *object, *cache_object, *resolve, *result = NULL;
+    LazyMap map;
     Text text;
 
-    if (!PyArg_ParseTuple(args, "UO:translated", &object, &table_object))
+    if (!PyArg_ParseTuple(args, "UOO:translated", &object, &cache_object, &resolve))
         return NULL;
     if (text_open(object, &text) < 0)
         return NULL;
-    if (table_open(table_object, 4, "code_point_map", &map) < 0)
+    if (lazy_map_open(cache_object, resolve, &map) < 0)
         return NULL;
     Py_UCS4 *out = PyMem_Malloc((text.length + 1) * sizeof(Py_UCS4));
     if (!out) {
@@ -348,15 +409,16 @@ translated(PyObject *module, PyObject *args)
     }
     Py_ssize_t kept = 0;
     FOR_EACH_CHARACTER(text, at, code_point, {
-        uint32_t value = table_value(&map, code_point);
+        uint32_t value = lazy_value(&map, code_point);
         if (value != DELETED)
             out[kept++] = value;
     })
-    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, kept);
+    if (!PyErr_Occurred())
+        result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, kept);
 
 done:
     PyMem_Free(out);
-    PyBuffer_Release(&map.view);
+    PyBuffer_Release(&map.cache);
     return result;
 }
 
@@ -539,10 +601,10 @@ word_before(const Text *text, Py_ssize_t end, const Words *words)
 }
 
 PyDoc_STRVAR(number_candidates_doc,
-"number_candidates(text, code_point_map, whitespace, words_before, words_after,\n"
-"                  words_before_ago, /)\n--\n\n"
-"Where crawler.content.normalization's _NEUTRAL_NUMBER may match in *text*: each decimal\n"
-"digit (a code point that *code_point_map* maps to 0-9) that no such digit or a-z\n"
+"number_candidates(text, code_point_values, code_point_value, whitespace, words_before,\n"
+"                  words_after, words_before_ago, /)\n--\n\n"
+"Where crawler.content.number_masks.NEUTRAL_NUMBER may match in *text*: each decimal\n"
+"digit (a code point written as 0-9, as translated() says) that no such digit or a-z\n"
 "precedes, kept only where one of the expression's branches finds the shape it needs:\n"
 "a date's or a time's separators, am or pm, a year's four digits, a word of\n"
 "*words_before* right before it (or before one whitespace character), or after its\n"
@@ -552,11 +614,13 @@ PyDoc_STRVAR(number_candidates_doc,
 "expression starts at one of them.");
 
 static int
-is_digit_at(const Text *text, const Table *map, Py_ssize_t at)
+is_digit_at(const Text *text, const LazyMap *map, Py_ssize_t at)
 {
     if (at < 0 || at >= text->length)
         return 0;
-    uint32_t value = table_value(map, TEXT_AT(*text, at));
+    Py_UCS4 code_point = TEXT_AT(*text, at);
+    /* ASCII digits are the only ASCII characters written as digits */
+    uint32_t value = code_point < 128 ? code_point : lazy_value(map, code_point);
     return value >= '0' && value <= '9';
 }
 
@@ -582,7 +646,8 @@ skip_whitespace(const Text *text, const Table *whitespace, Py_ssize_t at)
 
 typedef struct {
     const Text *text;
-    const Table *map, *whitespace;
+    const LazyMap *map;
+    const Table *whitespace;
     const Words *before, *after, *before_ago;
 } Shapes;
 
@@ -631,7 +696,8 @@ static int
 number_may_match(const Shapes *shapes, Py_ssize_t start)
 {
     const Text *text = shapes->text;
-    const Table *map = shapes->map, *whitespace = shapes->whitespace;
+    const LazyMap *map = shapes->map;
+    const Table *whitespace = shapes->whitespace;
     /* what follows the first digit and at most one more */
     Py_ssize_t second = is_digit_at(text, map, start + 1) ? start + 2 : start + 1;
     for (Py_ssize_t at = start + 1; at <= second; at++) {
@@ -650,9 +716,9 @@ number_may_match(const Shapes *shapes, Py_ssize_t start)
          separated_twice(shapes, start + 4, '.')))
         return 1;
     /* a year on its own: 19.. and 20.. */
-    uint32_t first = table_value(map, TEXT_AT(*text, start));
+    uint32_t first = lazy_value(map, TEXT_AT(*text, start));
     if ((first == '1' || first == '2') && is_digit_at(text, map, start + 1) &&
-        table_value(map, TEXT_AT(*text, start + 1)) == (first == '1' ? '9' : '0') &&
+        lazy_value(map, TEXT_AT(*text, start + 1)) == (first == '1' ? '9' : '0') &&
         is_digit_at(text, map, start + 2) && is_digit_at(text, map, start + 3))
         return 1;
     /* a month or a counter's label before it, with or without a whitespace character */
@@ -710,13 +776,14 @@ number_may_match(const Shapes *shapes, Py_ssize_t start)
 static PyObject *
 number_candidates(PyObject *module, PyObject *args)
 {
-    PyObject *object, *map_object, *whitespace_object, *before_object, *after_object;
-    PyObject *before_ago_object, *result = NULL;
-    Table map, whitespace;
+    PyObject *object, *cache_object, *resolve, *whitespace_object, *before_object;
+    PyObject *after_object, *before_ago_object, *result = NULL;
+    LazyMap map;
+    Table whitespace;
     Text text;
     Words before, after, before_ago;
 
-    if (!PyArg_ParseTuple(args, "UOOUUU:number_candidates", &object, &map_object,
+    if (!PyArg_ParseTuple(args, "UOOOUUU:number_candidates", &object, &cache_object, &resolve,
                           &whitespace_object, &before_object, &after_object,
                           &before_ago_object))
         return NULL;
@@ -724,10 +791,10 @@ number_candidates(PyObject *module, PyObject *args)
         words_open(after_object, "words_after", &after) < 0 ||
         words_open(before_ago_object, "words_before_ago", &before_ago) < 0)
         return NULL;
-    if (table_open(map_object, 4, "code_point_map", &map) < 0)
+    if (lazy_map_open(cache_object, resolve, &map) < 0)
         return NULL;
     if (table_open(whitespace_object, 1, "whitespace", &whitespace) < 0) {
-        PyBuffer_Release(&map.view);
+        PyBuffer_Release(&map.cache);
         return NULL;
     }
     Shapes shapes = {&text, &map, &whitespace, &before, &after, &before_ago};
@@ -756,9 +823,11 @@ number_candidates(PyObject *module, PyObject *args)
         }
         Py_DECREF(position);
     })
+    if (PyErr_Occurred())
+        Py_CLEAR(result);
 
 done:
-    PyBuffer_Release(&map.view);
+    PyBuffer_Release(&map.cache);
     PyBuffer_Release(&whitespace.view);
     return result;
 }
@@ -1008,7 +1077,8 @@ label_before(const Text *text, Py_ssize_t start, const Words *labels,
 }
 
 PyDoc_STRVAR(numbers_signature_doc,
-"numbers_signature(normalized, code_point_map, units, chinese_units, labels,\n"
+"numbers_signature(normalized, code_point_values, code_point_value, units,\n"
+"                  chinese_units, labels,\n"
 "                  chinese_labels, seed, /)\n--\n\n"
 "crawler.content.numbers_signature.numbers_signature, given its vocabulary: *units*, the\n"
 "unit words (each spelled out: bit and bits), *chinese_units* in the order its\n"
@@ -1018,18 +1088,18 @@ PyDoc_STRVAR(numbers_signature_doc,
 static PyObject *
 numbers_signature(PyObject *module, PyObject *args)
 {
-    PyObject *object, *map_object, *units_object, *chinese_units_object, *labels_object;
-    PyObject *chinese_labels_object;
+    PyObject *object, *cache_object, *resolve, *units_object, *chinese_units_object;
+    PyObject *labels_object, *chinese_labels_object;
     unsigned long long seed;
     Text text;
-    Table map;
+    LazyMap map;
     Words units, chinese_units, labels, chinese_labels;
     Token token;
     token.data = token.stack;
     token.capacity = sizeof(token.stack);
     token.size = 0;
 
-    if (!PyArg_ParseTuple(args, "UOUUUUK:numbers_signature", &object, &map_object,
+    if (!PyArg_ParseTuple(args, "UOOUUUUK:numbers_signature", &object, &cache_object, &resolve,
                           &units_object, &chinese_units_object, &labels_object,
                           &chinese_labels_object, &seed))
         return NULL;
@@ -1038,7 +1108,7 @@ numbers_signature(PyObject *module, PyObject *args)
         words_open(labels_object, "labels", &labels) < 0 ||
         words_open(chinese_labels_object, "chinese_labels", &chinese_labels) < 0)
         return NULL;
-    if (table_open(map_object, 4, "code_point_map", &map) < 0)
+    if (lazy_map_open(cache_object, resolve, &map) < 0)
         return NULL;
 
     uint64_t others = 0, count = 0, digest_sum = 0;
@@ -1078,8 +1148,7 @@ numbers_signature(PyObject *module, PyObject *args)
         Py_ssize_t word_end = word;
         while (word_end < text.length && ascii_alphanumeric(TEXT_AT(text, word_end)))
             word_end++;
-        int digit_after = word_end < text.length && (table_value(&map, TEXT_AT(text, word_end)) -
-                                                     (uint32_t)'0') < 10;
+        int digit_after = is_digit_at(&text, &map, word_end);
         if (!digit_after && is_word(&text, word, word_end, &units)) {
             unit_start = word;
             unit_end = word_end;
@@ -1139,7 +1208,7 @@ numbers_signature(PyObject *module, PyObject *args)
         }
         if (!fits) {
             token_clear(&token);
-            PyBuffer_Release(&map.view);
+            PyBuffer_Release(&map.cache);
             return NULL;
         }
         uint64_t digest = xxh64(token.data, token.size, seed);
@@ -1154,7 +1223,9 @@ numbers_signature(PyObject *module, PyObject *args)
         at = end;
     }
     token_clear(&token);
-    PyBuffer_Release(&map.view);
+    PyBuffer_Release(&map.cache);
+    if (PyErr_Occurred())
+        return NULL;
 
     uint64_t high = 0;
     for (int counter = NUMBERS_COUNTERS - 1; counter >= 0; counter--)
@@ -1166,58 +1237,100 @@ numbers_signature(PyObject *module, PyObject *args)
 
 /* ---------------------------------------------------------------------------------- */
 
-PyDoc_STRVAR(changing_runs_doc,
-"changing_runs(text, inert, /)\n--\n\n"
-"For crawler.content.unicode_forms.nfkc: where each run of characters of *text* that\n"
-"*inert* (a table of flags) does not mark starts and ends, as one flat list: start,\n"
-"end, start, end...; empty when every character is inert.");
+PyDoc_STRVAR(nfkc_doc,
+"nfkc(text, inert, normalize, /)\n--\n\n"
+"crawler.content.unicode_forms.nfkc: *text* with each run of the characters that *inert*\n"
+"(a table of flags) does not mark, and the character before the run, passed through\n"
+"*normalize* (unicodedata.normalize) in NFKC; *text* itself when every character is\n"
+"inert.");
 
+/* Appends *piece* to *out* (of *capacity* code points, grown as needed). */
 static int
-append_position(PyObject *list, Py_ssize_t position)
+buffer_append(Py_UCS4 **out, Py_ssize_t *written, Py_ssize_t *capacity, PyObject *piece,
+              Py_ssize_t start, Py_ssize_t end)
 {
-    PyObject *number = PyLong_FromSsize_t(position);
-    if (!number)
-        return -1;
-    int failed = PyList_Append(list, number);
-    Py_DECREF(number);
-    return failed;
+    if (*written + (end - start) > *capacity) {
+        Py_ssize_t larger = 2 * (*capacity) + (end - start);
+        Py_UCS4 *grown = PyMem_Realloc(*out, larger * sizeof(Py_UCS4));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *out = grown;
+        *capacity = larger;
+    }
+    int kind = PyUnicode_KIND(piece);
+    const void *data = PyUnicode_DATA(piece);
+    for (Py_ssize_t at = start; at < end; at++)
+        (*out)[(*written)++] = PyUnicode_READ(kind, data, at);
+    return 0;
 }
 
 static PyObject *
-changing_runs(PyObject *module, PyObject *args)
+nfkc(PyObject *module, PyObject *args)
 {
-    PyObject *object, *inert_object, *result;
+    PyObject *object, *inert_object, *normalize, *result = NULL, *form = NULL;
     Text text;
     Table inert;
 
-    if (!PyArg_ParseTuple(args, "UO:changing_runs", &object, &inert_object))
+    if (!PyArg_ParseTuple(args, "UOO:nfkc", &object, &inert_object, &normalize))
         return NULL;
     if (text_open(object, &text) < 0)
         return NULL;
     if (table_open(inert_object, 1, "inert", &inert) < 0)
         return NULL;
-    result = PyList_New(0);
-    if (!result)
-        goto done;
-    Py_ssize_t run_start = -1;
-    FOR_EACH_CHARACTER(text, at, code_point, {
-        int changing = !table_flag(&inert, code_point);
+    Py_ssize_t capacity = text.length + 64, written = 0, done = 0, run_start = -1;
+    Py_UCS4 *out = NULL;
+    /* one more position past the end, inert, settles the last run */
+    for (Py_ssize_t at = 0; at <= text.length; at++) {
+        int changing = at < text.length && !table_flag(&inert, TEXT_AT(text, at));
         if (changing && run_start < 0) {
             run_start = at;
+            continue;
         }
-        else if (!changing && run_start >= 0) {
-            if (append_position(result, run_start) < 0 || append_position(result, at) < 0) {
-                Py_CLEAR(result);
+        if (changing || run_start < 0)
+            continue;
+        if (!out) {
+            out = PyMem_Malloc(capacity * sizeof(Py_UCS4));
+            form = PyUnicode_FromString("NFKC");
+            if (!out || !form) {
+                PyErr_NoMemory();
                 goto done;
             }
-            run_start = -1;
         }
-    })
-    if (run_start >= 0 &&
-        (append_position(result, run_start) < 0 || append_position(result, text.length) < 0))
-        Py_CLEAR(result);
+        Py_ssize_t start = run_start > 0 ? run_start - 1 : 0;
+        if (buffer_append(&out, &written, &capacity, object, done, start) < 0)
+            goto done;
+        PyObject *piece = PyUnicode_Substring(object, start, at);
+        PyObject *normalized =
+            piece ? PyObject_CallFunctionObjArgs(normalize, form, piece, NULL) : NULL;
+        Py_XDECREF(piece);
+        if (!normalized)
+            goto done;
+        if (!PyUnicode_Check(normalized)) {
+            Py_DECREF(normalized);
+            PyErr_SetString(PyExc_TypeError, "normalize did not return a str");
+            goto done;
+        }
+        int failed = buffer_append(&out, &written, &capacity, normalized, 0,
+                                   PyUnicode_GET_LENGTH(normalized));
+        Py_DECREF(normalized);
+        if (failed)
+            goto done;
+        done = at;
+        run_start = -1;
+    }
+    if (!out) {
+        result = Py_NewRef(object);
+        goto done;
+    }
+    if (buffer_append(&out, &written, &capacity, object, done, text.length) < 0)
+        goto done;
+    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, written);
 
 done:
+    PyMem_Free(out);
+    Py_XDECREF(form);
     PyBuffer_Release(&inert.view);
     return result;
 }
@@ -1337,7 +1450,7 @@ static PyMethodDef methods[] = {
     {"number_candidates", number_candidates, METH_VARARGS, number_candidates_doc},
     {"numbers_signature", numbers_signature, METH_VARARGS, numbers_signature_doc},
     {"xxh64", xxh64_digest, METH_VARARGS, xxh64_doc},
-    {"changing_runs", changing_runs, METH_VARARGS, changing_runs_doc},
+    {"nfkc", nfkc, METH_VARARGS, nfkc_doc},
     {"casefolded", casefolded, METH_VARARGS, casefolded_doc},
     {NULL, NULL, 0, NULL},
 };

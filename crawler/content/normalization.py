@@ -13,6 +13,7 @@ Nothing here imports Scrapy.
 
 from __future__ import annotations
 
+import array
 import functools
 import itertools
 import re
@@ -44,12 +45,14 @@ from crawler.content.unicode_forms import nfkc
 __all__ = [
     "CHINESE_LABEL_WORDS",
     "CHINESE_UNITS",
+    "CODE_POINT_VALUES",
     "HAS_NO_SPACE_SCRIPT",
     "LABEL_WORDS",
     "SEGMENT",
     "UNITS",
     "code_point_array",
     "code_point_map",
+    "code_point_value",
     "fold_repeated_block",
     "normalize_text",
     "word_count",
@@ -108,10 +111,33 @@ def _built_code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
     return code_points
 
 
+def code_point_value(code_point: int) -> int:
+    """What :func:`normalize_text` writes for one code point: ``code_point_map()[code_point]``
+    without the map (which the compiled forms do without, asking this of each code point
+    they meet once a process, :data:`CODE_POINT_VALUES`)."""
+    if not any(code_point in planes for planes in _MAPPED_CODE_POINTS):
+        return code_point
+    character = chr(code_point)
+    category = unicodedata.category(character)
+    if category[0] in "PS" or category in ("Cc", "Co"):
+        return ord(" ")
+    if category == "Nd":
+        return ord(str(unicodedata.decimal(character)))
+    if category in ("Cf", "Cs"):
+        return int(_DELETED)
+    return code_point
+
+
+#: What the compiled forms know of :func:`code_point_value` for the code points of planes 0
+#: and 1 (0: not asked yet), filled as texts come: a few hundred code points on most crawls
+#: where :func:`code_point_map` builds 4.4 MB in 0.07 s.
+CODE_POINT_VALUES = array.array("I", bytes(4 * 0x20000))
+
+
 def _translated(text: str) -> str:
     """*text* with each code point replaced as :func:`code_point_map` says."""
     if speedups.compiled is not None:
-        return speedups.compiled.translated(text, code_point_map())
+        return speedups.compiled.translated(text, CODE_POINT_VALUES, code_point_value)
     return _translated_in_python(text)
 
 
@@ -278,7 +304,8 @@ def _number_starts(text: str) -> list[int]:
     if speedups.compiled is not None:
         return speedups.compiled.number_candidates(
             text,
-            code_point_map(),
+            CODE_POINT_VALUES,
+            code_point_value,
             _WHITESPACE,
             WORDS_BEFORE_NUMBERS,
             WORDS_AFTER_NUMBERS,

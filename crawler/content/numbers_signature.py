@@ -17,7 +17,11 @@ import numpy as np
 import xxhash
 
 from crawler.content import speedups
-from crawler.content.normalization import code_point_array, code_point_map
+from crawler.content.normalization import (
+    CODE_POINT_VALUES,
+    code_point_array,
+    code_point_value,
+)
 from crawler.content.number_masks import CHINESE_LABEL_WORDS, CHINESE_UNITS, LABEL_WORDS, UNITS
 
 if TYPE_CHECKING:
@@ -98,7 +102,8 @@ def numbers_signature(normalized: str) -> int:
     if speedups.compiled is not None:
         return speedups.compiled.numbers_signature(
             normalized,
-            code_point_map(),
+            CODE_POINT_VALUES,
+            code_point_value,
             _UNIT_WORDS,
             CHINESE_UNITS,
             "|".join(LABEL_WORDS),

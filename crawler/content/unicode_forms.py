@@ -52,6 +52,8 @@ def nfkc(text: str) -> str:
     """
     if text.isascii():
         return text
+    if speedups.compiled is not None:
+        return speedups.compiled.nfkc(text, _inert_code_points(), unicodedata.normalize)
     run_starts, run_ends = _changing_runs(text)
     if not run_starts:
         return text
@@ -67,9 +69,6 @@ def nfkc(text: str) -> str:
 
 def _changing_runs(text: str) -> tuple[list[int], list[int]]:
     """Where each run of characters of *text* that are not inert starts, and ends."""
-    if speedups.compiled is not None:
-        runs = speedups.compiled.changing_runs(text, _inert_code_points())
-        return runs[::2], runs[1::2]
     code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     changed = np.flatnonzero(~_inert_code_points()[np.minimum(code_points, _CLASSIFIED)])
     if not changed.size:

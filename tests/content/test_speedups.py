@@ -26,7 +26,6 @@ from crawler.content import (
     speedups,
     unicode_forms,
 )
-from crawler.content.feature_hashes import NO_SPACE_SCRIPT_TABLE
 from crawler.content.fingerprints import simhash_and_minhash_of_normalized
 from crawler.content.neardup import fingerprint_text
 from tests.conftest import REPO_ROOT
@@ -215,8 +214,27 @@ def test_xxh64_is_the_xxhash_packages(data: bytes, seed: int) -> None:
 @needs_compiled
 def test_a_table_of_the_wrong_size_is_named() -> None:
     assert COMPILED is not None
-    with pytest.raises(ValueError, match="code_point_map"):
-        COMPILED.translated("text", NO_SPACE_SCRIPT_TABLE)
+    with pytest.raises(ValueError, match="code_point_values"):
+        COMPILED.translated("text", bytearray(10), normalization.code_point_value)
+    with pytest.raises(ValueError, match="no_space_script"):
+        COMPILED.simhash_and_minhash("text", normalization.CODE_POINT_VALUES)
+
+
+def test_each_code_points_value_is_the_maps() -> None:
+    table = normalization.code_point_map()
+    planes = [*range(0x20000), *range(0xE0000, 0xE1000), 0x20000, 0x3FFFF, 0x10FFFF]
+    assert all(normalization.code_point_value(point) == table[point] for point in planes)
+
+
+@needs_compiled
+def test_a_failing_code_point_value_fails_the_call() -> None:
+    assert COMPILED is not None
+
+    def failing(code_point: int) -> int:
+        raise RuntimeError(f"no value for {code_point}")
+
+    with pytest.raises(RuntimeError, match="no value for 99"):
+        COMPILED.translated("caf\u00e9", bytearray(4 * 0x20000), failing)
 
 
 def test_the_unit_words_spell_out_every_unit() -> None:
