@@ -20,7 +20,9 @@ What the numbers mean, and what the script promises about them:
   each response: *off* (Scrapy's own dupefilter, no pipeline), *url* (the add-on with
   ``DEDUP_CONTENT_ENABLED = False``), *both, default extractor* (the add-on's defaults:
   ``"auto"``), *both, trafilatura*, *both, resiliparse* and *both, trafilatura+resiliparse*
-  (the default until 2026-12-04) (each its ``DEDUP_EXTRACTOR``). Each crawl is a process of its
+  (the default until 2026-12-04) (each its ``DEDUP_EXTRACTOR``), and *both, default,
+  pure-Python fingerprints* (the defaults with ``DEDUP_PURE_PYTHON`` set: the fingerprints'
+  pure-Python references instead of their compiled forms). Each crawl is a process of its
   own; the configurations take turns, ``--rounds`` times, and the best wall time of each
   counts (the others are in ``--json``).
 * **Figures.** Wall time from the engine's start to its close, pages per second, CPU
@@ -68,6 +70,11 @@ from machine import machine_facts
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 CORPUS_ENV_VAR = "DEDUP_CORPUS_DIR"
+#: In a configuration: environment variables of its crawl's process, not a setting.
+ENVIRONMENT = "environment"
+#: crawler.content.speedups.PURE_PYTHON_VARIABLE (not imported: the benchmark's own
+#: process imports no part of the package it measures)
+PURE_PYTHON_VARIABLE = "DEDUP_PURE_PYTHON"
 CONFIGURATIONS: dict[str, dict[str, Any]] = {
     "off": {},
     "url": {"ADDONS": {"crawler.addon.DedupAddon": 0}, "DEDUP_CONTENT_ENABLED": False},
@@ -83,6 +90,10 @@ CONFIGURATIONS: dict[str, dict[str, Any]] = {
     "both, trafilatura+resiliparse": {
         "ADDONS": {"crawler.addon.DedupAddon": 0},
         "DEDUP_EXTRACTOR": "trafilatura+resiliparse",
+    },
+    "both, default, pure-Python fingerprints": {
+        "ADDONS": {"crawler.addon.DedupAddon": 0},
+        ENVIRONMENT: {PURE_PYTHON_VARIABLE: "1"},
     },
 }
 PRINTED = (
@@ -291,12 +302,19 @@ def machine_cpu_seconds() -> tuple[float, float]:
 
 
 def run_crawl(name: str, urls_file: Path, workdir: Path) -> dict[str, Any]:
-    settings = json.dumps(CONFIGURATIONS[name])
-    return crawl_in_a_process(__file__, [settings, str(urls_file)], workdir, name)
+    settings = dict(CONFIGURATIONS[name])
+    environment = settings.pop(ENVIRONMENT, {})
+    return crawl_in_a_process(
+        __file__, [json.dumps(settings), str(urls_file)], workdir, name, environment
+    )
 
 
 def crawl_in_a_process(
-    script: str, arguments: list[str], workdir: Path, name: str
+    script: str,
+    arguments: list[str],
+    workdir: Path,
+    name: str,
+    environment: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run ``script crawl ARGUMENTS RESULT_FILE`` in a process of its own and return the
     figures it wrote to RESULT_FILE; stop the benchmark with its error when it fails."""
@@ -304,7 +322,7 @@ def crawl_in_a_process(
     completed = subprocess.run(
         [sys.executable, script, "crawl", *arguments, str(result_file)],
         cwd=REPO_DIR,
-        env={**os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"},
+        env={**os.environ, **(environment or {}), "SCRAPY_SETTINGS_MODULE": "crawler.settings"},
         capture_output=True,
         text=True,
         timeout=1800,

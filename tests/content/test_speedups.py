@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,7 +58,8 @@ def test_the_compiled_forms_are_built_where_a_c_compiler_is() -> None:
     # them against the references
     if os.environ.get(speedups.PURE_PYTHON_VARIABLE):
         pytest.skip(f"{speedups.PURE_PYTHON_VARIABLE} is set: the references run")
-    if os.environ.get("CI") == "true" or shutil.which("cc"):
+    headers = Path(sysconfig.get_paths()["include"], "Python.h")
+    if os.environ.get("CI") == "true" or (shutil.which("cc") and headers.exists()):
         assert COMPILED is not None
 
 
