@@ -147,31 +147,24 @@ text_open(PyObject *object, Text *text)
 
 /* Runs BODY for each position AT of TEXT, its code point in CODE_POINT: one loop for each
    kind of str, so that reading a character is one load. */
+#define EACH_CHARACTER_OF_KIND(type, text, at, code_point, BODY)                            \
+    {                                                                                       \
+        const type *characters_ = (text).data;                                              \
+        for (Py_ssize_t at = 0; at < (text).length; at++) {                                 \
+            Py_UCS4 code_point = characters_[at];                                           \
+            BODY                                                                            \
+        }                                                                                   \
+    }
 #define FOR_EACH_CHARACTER(text, at, code_point, BODY)                                     \
     switch ((text).kind) {                                                                  \
-    case PyUnicode_1BYTE_KIND: {                                                            \
-        const Py_UCS1 *characters_ = (text).data;                                           \
-        for (Py_ssize_t at = 0; at < (text).length; at++) {                                 \
-            Py_UCS4 code_point = characters_[at];                                           \
-            BODY                                                                            \
-        }                                                                                   \
+    case PyUnicode_1BYTE_KIND:                                                              \
+        EACH_CHARACTER_OF_KIND(Py_UCS1, text, at, code_point, BODY)                         \
         break;                                                                              \
-    }                                                                                       \
-    case PyUnicode_2BYTE_KIND: {                                                            \
-        const Py_UCS2 *characters_ = (text).data;                                           \
-        for (Py_ssize_t at = 0; at < (text).length; at++) {                                 \
-            Py_UCS4 code_point = characters_[at];                                           \
-            BODY                                                                            \
-        }                                                                                   \
+    case PyUnicode_2BYTE_KIND:                                                              \
+        EACH_CHARACTER_OF_KIND(Py_UCS2, text, at, code_point, BODY)                         \
         break;                                                                              \
-    }                                                                                       \
-    default: {                                                                              \
-        const Py_UCS4 *characters_ = (text).data;                                           \
-        for (Py_ssize_t at = 0; at < (text).length; at++) {                                 \
-            Py_UCS4 code_point = characters_[at];                                           \
-            BODY                                                                            \
-        }                                                                                   \
-    }                                                                                       \
+    default:                                                                                \
+        EACH_CHARACTER_OF_KIND(Py_UCS4, text, at, code_point, BODY)                         \
     }
 
 /* ---------------------------------------------------------------------------------- */
