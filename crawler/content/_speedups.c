@@ -502,8 +502,8 @@ bucket_of(Py_UCS4 code_point)
     return code_point < 128 ? (int)code_point : 128;
 }
 
-/* *order* lists the words by the bucket of their character at *offset* (0: the first,
-   -1: the last), *bucket_starts* where each bucket's words begin in it. */
+/* *order* lists the words by the bucket of their first character (of their last when
+   *last*), *bucket_starts* where each bucket's words begin in it. */
 static void
 words_list(Words *words, int last, Py_ssize_t *order, Py_ssize_t *bucket_starts)
 {

@@ -199,10 +199,9 @@ def test_simhash_and_minhash_are_the_references(text: str) -> None:
 @needs_compiled
 @given(st.text())
 def test_translation_spacing_nfkc_and_folding_of_any_text_are_the_references(text: str) -> None:
-    assert both(normalization._translated, text)[0] == both(normalization._translated, text)[1]
-    assert both(normalization._spaced, text)[0] == both(normalization._spaced, text)[1]
-    compiled, reference = both(unicode_forms.nfkc, text)
-    assert compiled == reference
+    for function in (normalization._translated, normalization._spaced, unicode_forms.nfkc):
+        compiled, reference = both(function, text)
+        assert compiled == reference, function.__name__
     assert normalization._casefolded(text) == text.casefold()
 
 
