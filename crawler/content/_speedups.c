@@ -418,10 +418,11 @@ done:
 /* ---------------------------------------------------------------------------------- */
 
 PyDoc_STRVAR(spaced_doc,
-"spaced(text, whitespace, no_space_script, /)\n--\n\n"
+"spaced(text, whitespace, no_space_script, mask=-1, /)\n--\n\n"
 "crawler.content.normalization._spaced: each run of whitespace one space, the text\n"
 "stripped, and (in a text that is not ASCII) no space next to a character of a script\n"
-"written without spaces.");
+"written without spaces; then, when *mask* is a code point, each run of it (one space\n"
+"apart at most) written as one \"0\".");
 
 static PyObject *
 spaced(PyObject *module, PyObject *args)
@@ -429,8 +430,10 @@ spaced(PyObject *module, PyObject *args)
     PyObject *object, *whitespace_object, *no_space_object, *result = NULL;
     Table whitespace, no_space;
     Text text;
+    long mask = -1;
 
-    if (!PyArg_ParseTuple(args, "UOO:spaced", &object, &whitespace_object, &no_space_object))
+    if (!PyArg_ParseTuple(args, "UOO|l:spaced", &object, &whitespace_object, &no_space_object,
+                          &mask))
         return NULL;
     if (text_open(object, &text) < 0)
         return NULL;
@@ -472,6 +475,27 @@ spaced(PyObject *module, PyObject *args)
             before = current;
         }
         out[written++] = out[kept - 1];
+        kept = written;
+    }
+    if (mask >= 0) {
+        /* each match of mask( ?mask)* becomes "0" */
+        Py_ssize_t written = 0;
+        for (Py_ssize_t at = 0; at < kept;) {
+            if (out[at] != (Py_UCS4)mask) {
+                out[written++] = out[at++];
+                continue;
+            }
+            out[written++] = '0';
+            at++;
+            for (;;) {
+                if (at < kept && out[at] == (Py_UCS4)mask)
+                    at++;
+                else if (at + 1 < kept && out[at] == ' ' && out[at + 1] == (Py_UCS4)mask)
+                    at += 2;
+                else
+                    break;
+            }
+        }
         kept = written;
     }
     result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, kept);

@@ -65,6 +65,7 @@ SEGMENT = re.compile(f"([{_NO_SPACE_SCRIPTS}]+)|([^\\s{_NO_SPACE_SCRIPTS}]+)")
 # Stands for a masked number until the end of normalization: a code point of plane 15
 # (private use), which no step changes; then each run of them becomes one "0".
 _MASK = "\U000f0000"
+_MASK_CODE_POINT = ord(_MASK)
 _MASK_RUN = re.compile(f"{_MASK}(?: ?{_MASK})*")
 _DIGIT = re.compile(r"\d")
 
@@ -198,7 +199,7 @@ def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 
     if has_digits:
         text = _masked_numbers(text)
     # translation deletes characters or writes spaces and digits: still case-folded
-    text = _canonical_spacing(_translated(text), casefolded=True)
+    text = _canonical_spacing(_translated(text), casefolded=True, masks=has_digits)
     if has_digits:
         text = _masked_until_stable(text)
     if fold_repeats:
@@ -221,20 +222,24 @@ def _casefolded(text: str) -> str:
     return text.casefold()
 
 
-def _canonical_spacing(text: str, *, casefolded: bool = False) -> str:
+def _canonical_spacing(text: str, *, casefolded: bool = False, masks: bool = False) -> str:
     """*text* composed and case-folded until stable (:func:`_unicode_fixpoint`, which
-    *casefolded* is passed to), then :func:`_spaced`."""
+    *casefolded* is passed to), then :func:`_spaced` (which *masks* is passed to)."""
     if not text.isascii():
         text = _unicode_fixpoint(text, casefolded=casefolded)
-    return _spaced(text)
+    return _spaced(text, masks=masks)
 
 
-def _spaced(text: str) -> str:
+def _spaced(text: str, *, masks: bool = False) -> str:
     """*text* with each run of whitespace one space, stripped, without the spaces next to
-    a character of a script written without spaces (they carry no meaning there)."""
+    a character of a script written without spaces (they carry no meaning there); with
+    *masks*, each run of masks then written as ``"0"``."""
     if speedups.compiled is not None:
-        return speedups.compiled.spaced(text, _WHITESPACE, NO_SPACE_SCRIPT_TABLE)
-    return _spaced_in_python(text)
+        return speedups.compiled.spaced(
+            text, _WHITESPACE, NO_SPACE_SCRIPT_TABLE, _MASK_CODE_POINT if masks else -1
+        )
+    spaced = _spaced_in_python(text)
+    return _MASK_RUN.sub("0", spaced) if masks else spaced
 
 
 def _spaced_in_python(text: str) -> str:
@@ -258,21 +263,20 @@ def _spaced_in_python(text: str) -> str:
 
 
 def _masked_until_stable(text: str) -> str:
-    """Write the masks as ``"0"``, and mask again what punctuation hid the first time
-    (``"views: 87"`` reads ``"views 87"`` once the colon is gone), until nothing changes.
+    """Mask again what punctuation hid the first time (``"views: 87"`` reads ``"views 87"``
+    once the colon is gone), until nothing changes; *text* holds the first round's masks
+    written as ``"0"`` (:func:`_canonical_spacing` with ``masks=True``).
 
     Each round that changes the text replaces more than a lone ``"0"`` by one, so the
     rounds end; usually there are one or two.
     """
     while True:
-        if _MASK in text:
-            text = _MASK_RUN.sub("0", text)
         masked = _masked_numbers(text)
         if masked == text:
             return text
         # spaces around each mask: no character meets a new neighbour, so the text stays
         # composed and case-folded (no _unicode_fixpoint)
-        again = _MASK_RUN.sub("0", _spaced(masked))
+        again = _spaced(masked, masks=True)
         if again == text:
             return text
         text = again

@@ -4,6 +4,7 @@ number masks and the numbers signature look for, on any text, and on every corpu
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -203,6 +204,15 @@ def test_translation_spacing_nfkc_and_folding_of_any_text_are_the_references(tex
         compiled, reference = both(function, text)
         assert compiled == reference, function.__name__
     assert normalization._casefolded(text) == text.casefold()
+
+
+@needs_compiled
+@given(st.lists(st.sampled_from([normalization._MASK, " ", "\t", "\u3000", "a", "\u7cfb", "0"])))
+def test_spacing_that_writes_the_masks_is_the_references(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    compiled, reference = both(functools.partial(normalization._spaced, masks=True), text)
+    assert compiled == reference
+    assert normalization._MASK not in compiled
 
 
 @needs_compiled
