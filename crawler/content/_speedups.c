@@ -175,56 +175,92 @@ PyDoc_STRVAR(simhash_and_minhash_doc,
 "and the MinHash (64 bytes) of the features of a normalized text, *no_space_script*\n"
 "being crawler.content.feature_hashes' table of the scripts written without spaces.");
 
-/* The distinct features of a text and how many times each occurs: open addressing (the
+/* The distinct features of a text and how many times each occurs, in the order they came
+   (keys, counts), found by an open-addressing index of their positions plus one (the
    hashes are mixed already), doubled when half full. */
 typedef struct {
     uint64_t *keys;
-    Py_ssize_t *counts;
-    Py_ssize_t slots, used;
+    uint32_t *counts;
+    uint32_t *index;
+    Py_ssize_t slots, used, capacity;
 } FeatureCounts;
+
+static int
+feature_counts_open(FeatureCounts *table, Py_ssize_t expected)
+{
+    table->slots = 256;
+    while (table->slots < 2 * expected)
+        table->slots *= 2;
+    table->capacity = table->slots / 2;
+    table->used = 0;
+    table->index = PyMem_Calloc(table->slots, sizeof(uint32_t));
+    table->keys = PyMem_Malloc(table->capacity * sizeof(uint64_t));
+    table->counts = PyMem_Malloc(table->capacity * sizeof(uint32_t));
+    if (!table->index || !table->keys || !table->counts) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void
+feature_counts_free(FeatureCounts *table)
+{
+    PyMem_Free(table->index);
+    PyMem_Free(table->keys);
+    PyMem_Free(table->counts);
+}
 
 static int
 feature_counts_grow(FeatureCounts *table)
 {
-    Py_ssize_t slots = 2 * table->slots;
-    uint64_t *keys = PyMem_Calloc(slots, sizeof(uint64_t));
-    Py_ssize_t *counts = PyMem_Calloc(slots, sizeof(Py_ssize_t));
-    if (!keys || !counts) {
-        PyMem_Free(keys);
-        PyMem_Free(counts);
+    Py_ssize_t slots = 2 * table->slots, capacity = slots / 2;
+    if (capacity > UINT32_MAX - 1) {
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t old = 0; old < table->slots; old++) {
-        if (!table->counts[old])
-            continue;
-        Py_ssize_t slot = (Py_ssize_t)(table->keys[old] & (uint64_t)(slots - 1));
-        while (counts[slot])
-            slot = (slot + 1) & (slots - 1);
-        keys[slot] = table->keys[old];
-        counts[slot] = table->counts[old];
+    uint32_t *index = PyMem_Calloc(slots, sizeof(uint32_t));
+    uint64_t *keys = PyMem_Realloc(table->keys, capacity * sizeof(uint64_t));
+    if (keys)
+        table->keys = keys;
+    uint32_t *counts = PyMem_Realloc(table->counts, capacity * sizeof(uint32_t));
+    if (counts)
+        table->counts = counts;
+    if (!index || !keys || !counts) {
+        PyMem_Free(index);
+        PyErr_NoMemory();
+        return -1;
     }
-    PyMem_Free(table->keys);
-    PyMem_Free(table->counts);
-    table->keys = keys;
-    table->counts = counts;
+    for (Py_ssize_t entry = 0; entry < table->used; entry++) {
+        Py_ssize_t slot = (Py_ssize_t)(table->keys[entry] & (uint64_t)(slots - 1));
+        while (index[slot])
+            slot = (slot + 1) & (slots - 1);
+        index[slot] = (uint32_t)(entry + 1);
+    }
+    PyMem_Free(table->index);
+    table->index = index;
     table->slots = slots;
+    table->capacity = capacity;
     return 0;
 }
 
 static int
 feature_counts_add(FeatureCounts *table, uint64_t feature)
 {
-    if (2 * (table->used + 1) > table->slots && feature_counts_grow(table) < 0)
+    if (table->used == table->capacity && feature_counts_grow(table) < 0)
         return -1;
     Py_ssize_t slot = (Py_ssize_t)(feature & (uint64_t)(table->slots - 1));
-    while (table->counts[slot] && table->keys[slot] != feature)
+    uint32_t entry;
+    while ((entry = table->index[slot]) && table->keys[entry - 1] != feature)
         slot = (slot + 1) & (table->slots - 1);
-    if (!table->counts[slot]) {
-        table->keys[slot] = feature;
-        table->used++;
+    if (entry) {
+        /* a text has fewer than 2**32 features */
+        table->counts[entry - 1]++;
+        return 0;
     }
-    table->counts[slot]++;
+    table->keys[table->used] = feature;
+    table->counts[table->used] = 1;
+    table->index[slot] = (uint32_t)(++table->used);
     return 0;
 }
 
@@ -236,13 +272,77 @@ typedef struct {
     int is_char, is_zero;
 } Token64;
 
+/* Each token pairs with the next when both are words, or both characters with nothing
+   between them; a token that pairs with neither neighbour is a feature alone; the masked
+   number "0" alone and the pair "0 0" are no features. Counts the features of CHARACTERS
+   (SIZE code points of TYPE) into FEATURES, going to FAILED when that fails; NO_SPACE is
+   asked only when CHECK_NO_SPACE (Latin-1 holds no character of such a script). */
+#define COUNT_FEATURES(type, characters_object, size, check_no_space, no_space, features,  \
+                       failed)                                                              \
+    {                                                                                       \
+        const type *characters = (const type *)(characters_object);                         \
+        Token64 previous = {0, 0, 0, 0, 0};                                                 \
+        int have_previous = 0, previous_paired = 0;                                         \
+        for (Py_ssize_t at = 0; at <= (size);) {                                            \
+            Token64 token = {0, 0, 0, 0, 0};                                                \
+            int have_token = 0;                                                             \
+            while (at < (size) && characters[at] == ' ')                                    \
+                at++;                                                                       \
+            if (at < (size)) {                                                              \
+                Py_UCS4 code_point = characters[at];                                        \
+                uint64_t sum = 0, power = 1;                                                \
+                token.start = at;                                                           \
+                if ((check_no_space) && table_flag((no_space), code_point)) {               \
+                    sum = (uint64_t)code_point + 1;                                         \
+                    token.is_char = 1;                                                      \
+                    at++;                                                                   \
+                }                                                                           \
+                else {                                                                      \
+                    while (at < (size)) {                                                   \
+                        code_point = characters[at];                                        \
+                        if (code_point == ' ' ||                                            \
+                            ((check_no_space) && table_flag((no_space), code_point)))       \
+                            break;                                                          \
+                        sum += ((uint64_t)code_point + 1) * power;                          \
+                        power *= BASE;                                                      \
+                        at++;                                                               \
+                    }                                                                       \
+                }                                                                           \
+                token.end = at;                                                             \
+                token.hash = mix(sum);                                                      \
+                token.is_zero = token.end - token.start == 1 && characters[token.start] == '0'; \
+                have_token = 1;                                                             \
+            }                                                                               \
+            else {                                                                          \
+                at++; /* past the end: the last token is settled below */                   \
+            }                                                                               \
+            int paired = 0;                                                                 \
+            if (have_previous && have_token) {                                              \
+                paired = previous.is_char == token.is_char &&                               \
+                         (!token.is_char || previous.end == token.start);                   \
+                if (paired && !(previous.is_zero && token.is_zero) &&                       \
+                    feature_counts_add((features), mix(previous.hash * PAIR_FACTOR +        \
+                                                       token.hash + PAIR_SALT)) < 0)        \
+                    goto failed;                                                            \
+            }                                                                               \
+            if (have_previous && !previous_paired && !paired && !previous.is_zero &&        \
+                feature_counts_add((features), mix(previous.hash ^ SINGLE_SALT)) < 0)       \
+                goto failed;                                                                \
+            if (!have_token)                                                                \
+                break;                                                                      \
+            previous = token;                                                               \
+            previous_paired = paired;                                                       \
+            have_previous = 1;                                                              \
+        }                                                                                   \
+    }
+
 static PyObject *
 simhash_and_minhash(PyObject *module, PyObject *args)
 {
     PyObject *normalized, *table_object, *result = NULL;
     Table no_space;
     Text text;
-    FeatureCounts features = {NULL, NULL, 0, 0};
+    FeatureCounts features = {NULL, NULL, NULL, 0, 0, 0};
 
     if (!PyArg_ParseTuple(args, "UO:simhash_and_minhash", &normalized, &table_object))
         return NULL;
@@ -251,73 +351,18 @@ simhash_and_minhash(PyObject *module, PyObject *args)
     if (table_open(table_object, 1, "no_space_script", &no_space) < 0)
         return NULL;
 
-    /* each token pairs with the next when both are words, or both characters with nothing
-       between them; a token that pairs with neither neighbour is a feature alone; the
-       masked number "0" alone and the pair "0 0" are no features */
-    Token64 previous = {0, 0, 0, 0, 0};
-    int have_previous = 0, previous_paired = 0;
-    Py_ssize_t size = text.length;
     /* about a feature for every six characters of text: room for them at once */
-    features.slots = 256;
-    while (features.slots < size / 3)
-        features.slots *= 2;
-    features.keys = PyMem_Calloc(features.slots, sizeof(uint64_t));
-    features.counts = PyMem_Calloc(features.slots, sizeof(Py_ssize_t));
-    if (!features.keys || !features.counts) {
-        PyErr_NoMemory();
+    if (feature_counts_open(&features, text.length / 6) < 0)
         goto done;
-    }
-    /* Latin-1 holds no character of a script written without spaces */
-    int latin1 = text.kind == PyUnicode_1BYTE_KIND;
-    for (Py_ssize_t at = 0; at <= size;) {
-        Token64 token = {0, 0, 0, 0, 0};
-        int have_token = 0;
-        while (at < size && TEXT_AT(text, at) == ' ')
-            at++;
-        if (at < size) {
-            Py_UCS4 code_point = TEXT_AT(text, at);
-            uint64_t sum = 0, power = 1;
-            token.start = at;
-            if (!latin1 && table_flag(&no_space, code_point)) {
-                sum = (uint64_t)code_point + 1;
-                token.is_char = 1;
-                at++;
-            }
-            else {
-                while (at < size) {
-                    code_point = TEXT_AT(text, at);
-                    if (code_point == ' ' || (!latin1 && table_flag(&no_space, code_point)))
-                        break;
-                    sum += ((uint64_t)code_point + 1) * power;
-                    power *= BASE;
-                    at++;
-                }
-            }
-            token.end = at;
-            token.hash = mix(sum);
-            token.is_zero = token.end - token.start == 1 && TEXT_AT(text, token.start) == '0';
-            have_token = 1;
-        }
-        else {
-            at++; /* past the end: the last token is settled below */
-        }
-        int paired = 0;
-        if (have_previous && have_token) {
-            paired = previous.is_char == token.is_char &&
-                     (!token.is_char || previous.end == token.start);
-            if (paired && !(previous.is_zero && token.is_zero) &&
-                feature_counts_add(&features, mix(previous.hash * PAIR_FACTOR + token.hash +
-                                                  PAIR_SALT)) < 0)
-                goto done;
-        }
-        if (have_previous && !previous_paired && !paired && !previous.is_zero &&
-            feature_counts_add(&features, mix(previous.hash ^ SINGLE_SALT)) < 0)
-            goto done;
-        if (!have_token)
-            break;
-        previous = token;
-        previous_paired = paired;
-        have_previous = 1;
+    switch (text.kind) {
+    case PyUnicode_1BYTE_KIND:
+        COUNT_FEATURES(Py_UCS1, text.data, text.length, 0, &no_space, &features, done)
+        break;
+    case PyUnicode_2BYTE_KIND:
+        COUNT_FEATURES(Py_UCS2, text.data, text.length, 1, &no_space, &features, done)
+        break;
+    default:
+        COUNT_FEATURES(Py_UCS4, text.data, text.length, 1, &no_space, &features, done)
     }
 
     uint8_t minhash[MINHASH_BYTES] = {0};
@@ -326,13 +371,11 @@ simhash_and_minhash(PyObject *module, PyObject *args)
         /* the weight of the features with each value of each 4-bit digit of their hash */
         uint64_t nibble_weight[16][16] = {{0}}, total = 0, minimums[MINHASH_BYTES];
         uint8_t filled[MINHASH_BYTES] = {0};
-        for (Py_ssize_t slot = 0; slot < features.slots; slot++) {
-            if (!features.counts[slot])
-                continue;
-            uint64_t feature = features.keys[slot];
+        for (Py_ssize_t entry = 0; entry < features.used; entry++) {
+            uint64_t feature = features.keys[entry];
             /* crawler.content.fingerprints.feature_weight: the count's bit length */
             uint64_t weight = 0;
-            for (uint64_t left = (uint64_t)features.counts[slot]; left; left >>= 1)
+            for (uint32_t left = features.counts[entry]; left; left >>= 1)
                 weight++;
             total += weight;
             for (int nibble = 0; nibble < 16; nibble++)
@@ -369,8 +412,7 @@ simhash_and_minhash(PyObject *module, PyObject *args)
                            (Py_ssize_t)MINHASH_BYTES);
 
 done:
-    PyMem_Free(features.keys);
-    PyMem_Free(features.counts);
+    feature_counts_free(&features);
     PyBuffer_Release(&no_space.view);
     return result;
 }
