@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
-import xxhash
+from crawler.hashing import xxh3_128_digest
 
 _V = TypeVar("_V")
 
@@ -26,12 +26,12 @@ def body_key(body: str | bytes, encoding: str | None) -> bytes:
     >>> body_key(b"<p>hi</p>", "gbk") == body_key(b"<p>hi</p>", None)
     False
     """
-    hasher = xxhash.xxh3_128()
-    hasher.update((encoding or "").encode("ascii", "replace") + b"\0")
     # a str as crawler.content.pages.EncodedPage encodes it: the same key for the page and
     # its encoded form
-    hasher.update(body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body)
-    return hasher.digest()
+    return xxh3_128_digest(
+        (encoding or "").encode("ascii", "replace") + b"\0",
+        body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body,
+    )
 
 
 class BodyCache(Generic[_V]):

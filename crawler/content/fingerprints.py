@@ -29,7 +29,6 @@ Nothing here imports Scrapy.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +67,7 @@ from crawler.content.page_size import (
     page_size_class,
     page_sizes_differ,
 )
+from crawler.hashing import blake2b_digest
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -135,9 +135,9 @@ def content_hash(normalized: str) -> bytes:
     >>> content_hash("hello world").hex()
     'e9a804b2e527fd3601d2ffc0bb023cd6'
     """
-    return hashlib.blake2b(
+    return blake2b_digest(
         normalized.encode("utf-8", "surrogatepass"), digest_size=_CONTENT_HASH_BYTES
-    ).digest()
+    )
 
 
 def text_features(

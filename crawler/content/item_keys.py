@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import json
-from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
+
+from crawler.hashing import blake2b_digest
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -35,4 +36,4 @@ def item_key(fields: Sequence[str], values: Sequence[Any]) -> bytes:
         separators=(",", ":"),
         default=str,
     )
-    return blake2b(encoded.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return blake2b_digest(encoded.encode("utf-8", "surrogatepass"), digest_size=16)

@@ -24,12 +24,12 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import xxhash
 from scrapy import signals as scrapy_signals
 from scrapy.utils.asyncio import create_looping_call
 
 from crawler import defaults
 from crawler import signals as dedup_signals
+from crawler.hashing import xxh3_128_hexdigest
 from crawler.redis.connection import RedisUnavailable
 from crawler.state.persistence import (
     StateFileError,
@@ -378,10 +378,10 @@ class LearnedRules:
     def _response_received(self, response: Response, request: Request) -> None:
         if request.method == "GET" and response.status == 200 and response.body:
             # XXH3: a body's identity, not a secret; BLAKE2b took 0.25 ms of a 230 kB page
-            body_id = xxhash.xxh3_128_hexdigest(response.body)
+            body_id = xxh3_128_hexdigest(response.body)
             canonical = self.canonicalize(response.url)
             path_ids = (
-                path_body_ids(urlsplit(canonical).path, response.body, xxhash.xxh3_128_hexdigest)
+                path_body_ids(urlsplit(canonical).path, response.body, xxh3_128_hexdigest)
                 if self.learner.wants_path_evidence(canonical)
                 else {}
             )

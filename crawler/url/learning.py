@@ -37,12 +37,12 @@ times are what :meth:`UrlRuleLearner.state` saves.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from crawler.hashing import blake2b_digest
 from crawler.url.dimensions import (
     HostRules,
     RuleKey,
@@ -112,7 +112,7 @@ class RuleEvent(NamedTuple):
 
 
 def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_DIGEST_SIZE).digest()
+    return blake2b_digest(text.encode("utf-8", "surrogatepass"), digest_size=_DIGEST_SIZE)
 
 
 class _PageTable:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hashlib import blake2b
+from crawler.hashing import blake2b_digest
 
 #: Bytes in a request key.
 KEY_SIZE = 16
@@ -24,10 +24,7 @@ def request_key(method: str, canonical_url: str, body: bytes = b"") -> bytes:
     >>> request_key("POST", post, b"a=1") == request_key("POST", post, b"a=2")
     False
     """
-    digest = blake2b(
-        f"{method.upper()} {canonical_url}".encode("utf-8", "surrogatepass"), digest_size=KEY_SIZE
-    )
+    line = f"{method.upper()} {canonical_url}".encode("utf-8", "surrogatepass")
     if body:
-        digest.update(b"\n")
-        digest.update(body)
-    return digest.digest()
+        return blake2b_digest(line, b"\n", body, digest_size=KEY_SIZE)
+    return blake2b_digest(line, digest_size=KEY_SIZE)
