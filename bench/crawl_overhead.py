@@ -91,6 +91,14 @@ CONFIGURATIONS: dict[str, dict[str, Any]] = {
         "ADDONS": {"crawler.addon.DedupAddon": 0},
         "DEDUP_EXTRACTOR": "trafilatura+resiliparse",
     },
+    "both, default, one worker from the start": {
+        "ADDONS": {"crawler.addon.DedupAddon": 0},
+        "DEDUP_CONTENT_WORKERS": 1,
+    },
+    "both, default, no worker process": {
+        "ADDONS": {"crawler.addon.DedupAddon": 0},
+        "DEDUP_CONTENT_WORKERS": 0,
+    },
     "both, default, pure-Python fingerprints": {
         "ADDONS": {"crawler.addon.DedupAddon": 0},
         ENVIRONMENT: {PURE_PYTHON_VARIABLE: "1"},
@@ -217,6 +225,9 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         "items": stats.get("item_scraped_count", 0),
         "dropped": stats.get("item_dropped_count", 0),
         "same_body": stats.get("dedup/extract/same_body", 0),
+        # pages extracted in the crawl process, and the worker processes started
+        "in_process": stats.get("dedup/extract/in_process", 0),
+        "workers_started": stats.get("dedup/extract/workers_started", 0),
         # the content level's own measures of its work (CPU seconds of the threads that did it)
         "extractor_cpu_seconds": stats.get("dedup/extract/extractor_cpu_seconds", 0.0),
         "fingerprints_cpu_seconds": stats.get("dedup/extract/fingerprints_cpu_seconds", 0.0),

@@ -858,18 +858,20 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     pipeline.close_spider()
 
 
-def test_by_default_a_busy_crawl_process_keeps_extracting_while_scrapy_keeps_downloading(
+def test_by_default_pages_that_do_not_stop_scrapys_downloads_keep_the_lane_open(
     monkeypatch,
 ):
     """60 pages at once keep the crawl process's extraction busy for about a second, twice
     AUTO_WORKERS_AFTER (here 0.5 s), but they hold 2.9 MB, less than Scrapy's
     SCRAPER_SLOT_MAX_ACTIVE_SIZE (5 MB), so Scrapy would not have stopped downloading for
-    them: no worker process starts (a polite crawl's extraction was busy 84% of the time
-    and as fast as with workers). No page waits for the lane 0.5 s: six threads take
+    them: by that sign alone (the crawl process's load is the next test's) no worker
+    process starts. No page waits for the lane 0.5 s: six threads take
     pages to it, each behind five others at most (0.1 s), once a first page has loaded
     trafilatura (its first call took 0.3 s more, and a page behind it waited 0.5 s in one
     run of three)."""
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.5)
+    # more than the two cores a process of this machine can keep busy: never reached
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_CPU_SHARE", 3.0)
     threads = set()
     extract = crawler.content.page_fingerprinter.fingerprint_page
 
@@ -896,6 +898,30 @@ def test_by_default_a_busy_crawl_process_keeps_extracting_while_scrapy_keeps_dow
     assert len(threads) == 1, threads
     assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") is None
     assert pipeline.fingerprinter.processes is None
+    pipeline.close_spider()
+
+
+def test_by_default_a_crawl_process_kept_busy_starts_a_worker(caplog, monkeypatch):
+    """The same 60 pages at once, which keep the crawl process's extraction busy (a core)
+    for about a second: past AUTO_WORKERS_AFTER (here 0.5 s) at 80% of a core or more, the
+    worker process takes the pages left; each page is checked once, wherever it ran."""
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.5)
+    articles = distinct_articles(61, paragraphs=200)
+    pipeline = make_pipeline({"DEDUP_EXTRACTOR": "trafilatura"})
+    process(pipeline, {"url": "https://a.test/first", "html": articles.pop()})
+
+    async def all_at_once() -> list:
+        items = [{"url": f"https://a.test/{n}", "html": html} for n, html in enumerate(articles)]
+        return await asyncio.gather(*map(pipeline.process_item, items))
+
+    with caplog.at_level(logging.INFO, logger="crawler.content.page_fingerprinter"):
+        kept = asyncio.run(all_at_once())
+    assert len(kept) == 60
+    assert "or the crawl process kept 80% of a core busy over 0.5 s)" in caplog.text
+    assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == 1
+    in_process = pipeline.crawler.stats.get_value("dedup/extract/in_process")
+    assert 0 < in_process < 61
+    assert stats(pipeline)["dedup/content/unique"] == 61
     pipeline.close_spider()
 
 

@@ -3,17 +3,23 @@
 With ``DEDUP_CONTENT_WORKERS = "auto"`` the content level extracts pages in a thread of the
 crawl process while that keeps up: no worker processes, so none of their memory, start-up
 or copying of pages. That thread shares the interpreter with the reactor's, so it is busy
-longer than its pages' CPU time, and being busy says little: on a polite crawl (200 ms
-latency) it was busy 84% of the time and the crawl took as long as with worker processes.
-What says the crawl waits for it is the pages it holds. Scrapy stops downloading while the
-responses being processed add up to ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``: a content level that
-keeps up holds that much now and then (4% of the time on that polite crawl), one that does
-not holds it most of the time (two thirds of the time at 50 or 100 ms latency).
+longer than its pages' CPU time, and its being busy says little: on a polite crawl (200 ms
+latency) it was busy 84% of the time and the crawl took as long as with worker processes,
+on a slower hour of the same machine 1.16 times as long. Two things say more. The pages
+it holds: Scrapy stops downloading while the responses being processed add up to
+``SCRAPER_SLOT_MAX_ACTIVE_SIZE``: a content level that keeps up holds that much now and
+then (4% of the time on that polite crawl), one that does not holds it most of the time
+(two thirds of the time at 50 or 100 ms latency). And the whole process's CPU time: one
+that keeps about a core busy makes its reactor and its extraction wait for each other.
 
 :class:`ExtractionLane` lets one page in at a time and tells when worker processes should
 take over: the pages held reached *max_held* for *max_held_share* of the last *window*
-seconds (:class:`HeldPages`), or a page waited *window* seconds for the lane. The same sign
-tells when the worker processes fall behind in turn.
+seconds (:class:`HeldPages`), a page waited *window* seconds for the lane, or the crawl
+process was busy *max_cpu_share* of a core over the last *window* seconds
+(:class:`ProcessLoad`; that polite crawl, slower, kept the crawl process 1.0 core busy
+extracting every page there, and took 1.04 times as long as without dedup with a worker
+process from the start). The held pages' sign tells when the worker processes fall
+behind in turn.
 
 Nothing here imports Scrapy.
 """
@@ -23,7 +29,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: How often a page waiting for the lane looks whether the lane is overloaded meanwhile.
 WAIT_STEP: Final = 0.05
@@ -88,6 +97,63 @@ class HeldPages:
                 self.behind = True
 
 
+class ProcessLoad:
+    """Whether this process kept *max_share* of a core busy over the last *window* seconds.
+
+    :attr:`busy` samples the process's CPU time (*cpu_clock*, by default
+    :func:`time.process_time`; *clock*: :func:`time.monotonic`) at each look and becomes
+    ``True`` (for good) once the CPU time since the last sample at least *window* seconds
+    old reached *max_share* of the time since.
+
+    >>> now, cpu = [0.0], [0.0]
+    >>> load = ProcessLoad(2.0, 0.8, clock=lambda: now[0], cpu_clock=lambda: cpu[0])
+    >>> load.busy
+    False
+    >>> now[0], cpu[0] = 1.0, 1.0
+    >>> load.busy  # a second at full load: not yet a whole window
+    False
+    >>> now[0], cpu[0] = 2.0, 1.7
+    >>> load.busy  # 1.7 s of CPU over 2 s
+    True
+    """
+
+    def __init__(
+        self,
+        window: float,
+        max_share: float,
+        *,
+        clock: Callable[[], float] | None = None,
+        cpu_clock: Callable[[], float] | None = None,
+    ) -> None:
+        if window <= 0:
+            raise ValueError(f"window must be positive, got {window!r}")
+        if max_share <= 0:
+            raise ValueError(f"max_share must be positive, got {max_share!r}")
+        self.window = window
+        self.max_share = max_share
+        self._clock = clock or time.monotonic
+        self._cpu_clock = cpu_clock or time.process_time
+        self._busy = False
+        self._state = threading.Lock()
+        #: (time, CPU time) samples, the oldest at least *window* old once there is one
+        self._samples: deque[tuple[float, float]] = deque()
+
+    @property
+    def busy(self) -> bool:
+        if self._busy:
+            return True
+        now, cpu = self._clock(), self._cpu_clock()
+        with self._state:
+            samples = self._samples
+            samples.append((now, cpu))
+            while len(samples) > 1 and samples[1][0] <= now - self.window:
+                samples.popleft()
+            since, cpu_since = samples[0]
+            if now - since >= self.window and cpu - cpu_since >= self.max_share * (now - since):
+                self._busy = True
+        return self._busy
+
+
 class ExtractionLane:
     """A lane one page uses at a time, from any thread.
 
@@ -97,7 +163,8 @@ class ExtractionLane:
       without the lane, once the lane is :attr:`overloaded`, and at once after that;
     * :meth:`leave` gives the lane to the next page;
     * the lane is :attr:`overloaded` (for good) once the pages held were
-      :attr:`HeldPages.behind`, or a page has waited *window* seconds for it.
+      :attr:`HeldPages.behind`, a page has waited *window* seconds for it, or (with
+      *max_cpu_share*) the process was :attr:`ProcessLoad.busy`.
 
     >>> lane = ExtractionLane(window=0.1, max_held=1_000)
     >>> lane.enter()
@@ -108,8 +175,15 @@ class ExtractionLane:
     True
     """
 
-    def __init__(self, window: float, max_held: int, max_held_share: float = 0.25) -> None:
+    def __init__(
+        self,
+        window: float,
+        max_held: int,
+        max_held_share: float = 0.25,
+        max_cpu_share: float | None = None,
+    ) -> None:
         self.pages = HeldPages(window, max_held, max_held_share)
+        self.load = ProcessLoad(window, max_cpu_share) if max_cpu_share is not None else None
         self.window = window
         self._waited_out = False
         self._turns = threading.Condition()
@@ -118,7 +192,7 @@ class ExtractionLane:
 
     @property
     def overloaded(self) -> bool:
-        return self._waited_out or self.pages.behind
+        return self._waited_out or self.pages.behind or (self.load is not None and self.load.busy)
 
     @property
     def held(self) -> int:

@@ -59,6 +59,11 @@ AUTO_WORKERS_AFTER = 2.0
 #: 4% of the time on a polite crawl that extracting in the crawl process did not slow, two
 #: thirds at 50 or 100 ms latency, where it did (``bench/crawl_overhead.py``).
 AUTO_WORKERS_HELD_SHARE = 0.25
+#: With ``"auto"``, worker processes start too once the crawl process kept this share of a
+#: core busy over the last :data:`AUTO_WORKERS_AFTER` seconds: its reactor and its
+#: extraction then wait for each other (one interpreter). A crawl without dedup kept 0.35
+#: of a core busy at 200 ms latency; extracting there too, 1.0 (``bench/crawl_overhead.py``).
+AUTO_WORKERS_CPU_SHARE = 0.8
 #: With ``"auto"``, a page larger than this (bytes, or characters) goes to the worker
 #: processes (started for it), where ``DEDUP_EXTRACT_TIMEOUT`` can stop it: a thread cannot
 #: be stopped. The largest of the 474 real pages of the dev corpus has 1.8 MB.
@@ -85,7 +90,8 @@ class PageFingerprinter:
 
     * *workers* ``"auto"``: in one thread of the crawl process, one page at a time, until
       the pages waiting for it would stop Scrapy's downloads (*max_held*, Scrapy's
-      ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``: see
+      ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``) or the crawl process keeps
+      :data:`AUTO_WORKERS_CPU_SHARE` of a core busy (see
       :class:`~crawler.content.extraction_lane.ExtractionLane`),
       then in one worker process, and in :func:`auto_worker_count` once that one falls
       behind in turn (by the same sign: the others start beside it); a page too large or
@@ -110,7 +116,10 @@ class PageFingerprinter:
         self.extract_timeout = extract_timeout
         self._lane = (
             ExtractionLane(
-                AUTO_WORKERS_AFTER, max_held=max_held, max_held_share=AUTO_WORKERS_HELD_SHARE
+                AUTO_WORKERS_AFTER,
+                max_held=max_held,
+                max_held_share=AUTO_WORKERS_HELD_SHARE,
+                max_cpu_share=AUTO_WORKERS_CPU_SHARE,
             )
             if auto
             else None
@@ -301,8 +310,9 @@ class PageFingerprinter:
         self._start_workers(
             "the crawl process's extraction fell behind (the pages waiting for it reached "
             f"SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, "
-            f"{AUTO_WORKERS_HELD_SHARE:.0%} of {AUTO_WORKERS_AFTER} s, or one waited "
-            f"{AUTO_WORKERS_AFTER} s)"
+            f"{AUTO_WORKERS_HELD_SHARE:.0%} of {AUTO_WORKERS_AFTER} s, one waited "
+            f"{AUTO_WORKERS_AFTER} s, or the crawl process kept {AUTO_WORKERS_CPU_SHARE:.0%} "
+            f"of a core busy over {AUTO_WORKERS_AFTER} s)"
             if ordinary
             else "a page is too large or too deeply nested to extract without a time limit"
         )

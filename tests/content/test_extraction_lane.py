@@ -5,7 +5,7 @@ import threading
 import pytest
 
 import crawler.content.extraction_lane
-from crawler.content.extraction_lane import ExtractionLane
+from crawler.content.extraction_lane import ExtractionLane, ProcessLoad
 
 
 class Clock:
@@ -111,6 +111,7 @@ def test_the_lane_lets_one_page_in_at_a_time():
         {"window": 1, "max_held": 0},
         {"window": 1, "max_held": 1, "max_held_share": 0},
         {"window": 1, "max_held": 1, "max_held_share": 1.5},
+        {"window": 1, "max_held": 1, "max_cpu_share": 0},
     ],
 )
 def test_a_lane_is_refused_arguments_that_cannot_work(arguments):
@@ -141,3 +142,65 @@ def test_pages_take_the_lane_in_the_order_they_came():
     for thread in threads:
         thread.join(timeout=10)
     assert order == ["a", "b", "c"]
+
+
+class ProcessClocks:
+    """The time and the process's CPU time, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.cpu = 5.0
+
+    def run(self, seconds: float, cores: float) -> None:
+        self.now += seconds
+        self.cpu += seconds * cores
+
+    def load(self, window: float = 2.0, max_share: float = 0.8) -> ProcessLoad:
+        return ProcessLoad(window, max_share, clock=lambda: self.now, cpu_clock=lambda: self.cpu)
+
+
+def test_a_process_under_the_share_of_a_core_is_never_busy():
+    clocks = ProcessClocks()
+    load = clocks.load()
+    for _ in range(1000):  # 100 s at 0.79 of a core, looked at every 0.1 s
+        assert not load.busy
+        clocks.run(0.1, 0.79)
+
+
+def test_a_process_at_the_share_for_a_whole_window_is_busy_for_good():
+    clocks = ProcessClocks()
+    load = clocks.load()
+    for _ in range(10):  # 10 s idle, then 1.9 s at a full core: not a whole window
+        assert not load.busy
+        clocks.run(1.0, 0.0)
+    for _ in range(19):
+        assert not load.busy
+        clocks.run(0.1, 1.0)
+    clocks.run(0.1, 1.0)
+    assert load.busy  # 2 s at a full core
+    clocks.run(60.0, 0.0)
+    assert load.busy
+
+
+def test_a_burst_shorter_than_the_window_is_not_busy():
+    """Imports and a first page's parse: a second at a full core, then little."""
+    clocks = ProcessClocks()
+    load = clocks.load()
+    assert not load.busy
+    clocks.run(1.0, 1.0)
+    assert not load.busy
+    for _ in range(30):
+        clocks.run(0.1, 0.2)
+        assert not load.busy
+
+
+def test_a_lane_of_a_busy_process_is_overloaded(monkeypatch):
+    clocks = ProcessClocks()
+    monkeypatch.setattr(crawler.content.extraction_lane.time, "monotonic", lambda: clocks.now)
+    monkeypatch.setattr(crawler.content.extraction_lane.time, "process_time", lambda: clocks.cpu)
+    lane = ExtractionLane(window=2.0, max_held=10**9, max_cpu_share=0.8)
+    assert lane.enter()
+    lane.leave()
+    clocks.run(2.0, 0.9)
+    assert lane.overloaded
+    assert not lane.enter()
