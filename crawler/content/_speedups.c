@@ -1301,34 +1301,50 @@ PyDoc_STRVAR(nfkc_doc,
 "crawler.content.unicode_forms.nfkc: *text* with each run of the characters that *inert*\n"
 "(a table of flags) does not mark, and the character before the run, passed through\n"
 "*normalize* (unicodedata.normalize) in NFKC; *text* itself when every character is\n"
-"inert.");
+"inert (every ASCII character must be).");
 
-/* Appends *piece* to *out* (of *capacity* code points, grown as needed). */
-static int
-buffer_append(Py_UCS4 **out, Py_ssize_t *written, Py_ssize_t *capacity, PyObject *piece,
-              Py_ssize_t start, Py_ssize_t end)
-{
-    if (*written + (end - start) > *capacity) {
-        Py_ssize_t larger = 2 * (*capacity) + (end - start);
-        Py_UCS4 *grown = PyMem_Realloc(*out, larger * sizeof(Py_UCS4));
-        if (!grown) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        *out = grown;
-        *capacity = larger;
+/* The first position from *from* on whose character NFKC may change (*inert* says which
+   do not; every ASCII character is inert), or the text's length. */
+#define FIRST_CHANGING_OF_KIND(type, text, inert, from)                                     \
+    {                                                                                       \
+        const type *characters_ = (text)->data;                                             \
+        for (Py_ssize_t at_ = (from); at_ < (text)->length; at_++)                          \
+            if (characters_[at_] >= 128 && !table_flag((inert), characters_[at_]))          \
+                return at_;                                                                 \
+        return (text)->length;                                                              \
     }
-    int kind = PyUnicode_KIND(piece);
-    const void *data = PyUnicode_DATA(piece);
-    for (Py_ssize_t at = start; at < end; at++)
-        (*out)[(*written)++] = PyUnicode_READ(kind, data, at);
-    return 0;
+
+static Py_ssize_t
+first_changing(const Text *text, const Table *inert, Py_ssize_t from)
+{
+    switch (text->kind) {
+    case PyUnicode_1BYTE_KIND:
+        FIRST_CHANGING_OF_KIND(Py_UCS1, text, inert, from)
+    case PyUnicode_2BYTE_KIND:
+        FIRST_CHANGING_OF_KIND(Py_UCS2, text, inert, from)
+    default:
+        FIRST_CHANGING_OF_KIND(Py_UCS4, text, inert, from)
+    }
+}
+
+static int
+append_substring(PyObject *pieces, PyObject *object, Py_ssize_t start, Py_ssize_t end)
+{
+    if (end <= start)
+        return 0;
+    PyObject *piece = PyUnicode_Substring(object, start, end);
+    if (!piece)
+        return -1;
+    int failed = PyList_Append(pieces, piece);
+    Py_DECREF(piece);
+    return failed;
 }
 
 static PyObject *
 nfkc(PyObject *module, PyObject *args)
 {
     PyObject *object, *inert_object, *normalize, *result = NULL, *form = NULL;
+    PyObject *pieces = NULL;
     Text text;
     Table inert;
 
@@ -1338,29 +1354,24 @@ nfkc(PyObject *module, PyObject *args)
         return NULL;
     if (table_open(inert_object, 1, "inert", &inert) < 0)
         return NULL;
-    Py_ssize_t capacity = text.length + 64, written = 0, done = 0, run_start = -1;
-    Py_UCS4 *out = NULL;
-    /* one more position past the end, inert, settles the last run */
-    for (Py_ssize_t at = 0; at <= text.length; at++) {
-        int changing = at < text.length && !table_flag(&inert, TEXT_AT(text, at));
-        if (changing && run_start < 0) {
-            run_start = at;
-            continue;
-        }
-        if (changing || run_start < 0)
-            continue;
-        if (!out) {
-            out = PyMem_Malloc(capacity * sizeof(Py_UCS4));
+    /* the text between the runs of characters NFKC may change is kept as it is; each run
+       is normalized with the inert character before it, which a combining mark may join */
+    Py_ssize_t done = 0;
+    for (Py_ssize_t run_start = first_changing(&text, &inert, 0); run_start < text.length;
+         run_start = first_changing(&text, &inert, done)) {
+        Py_ssize_t run_end = run_start + 1;
+        while (run_end < text.length && !table_flag(&inert, TEXT_AT(text, run_end)))
+            run_end++;
+        if (!pieces) {
+            pieces = PyList_New(0);
             form = PyUnicode_FromString("NFKC");
-            if (!out || !form) {
-                PyErr_NoMemory();
+            if (!pieces || !form)
                 goto done;
-            }
         }
         Py_ssize_t start = run_start > 0 ? run_start - 1 : 0;
-        if (buffer_append(&out, &written, &capacity, object, done, start) < 0)
+        if (append_substring(pieces, object, done, start) < 0)
             goto done;
-        PyObject *piece = PyUnicode_Substring(object, start, at);
+        PyObject *piece = PyUnicode_Substring(object, start, run_end);
         PyObject *normalized =
             piece ? PyObject_CallFunctionObjArgs(normalize, form, piece, NULL) : NULL;
         Py_XDECREF(piece);
@@ -1371,24 +1382,26 @@ nfkc(PyObject *module, PyObject *args)
             PyErr_SetString(PyExc_TypeError, "normalize did not return a str");
             goto done;
         }
-        int failed = buffer_append(&out, &written, &capacity, normalized, 0,
-                                   PyUnicode_GET_LENGTH(normalized));
+        int failed = PyList_Append(pieces, normalized);
         Py_DECREF(normalized);
         if (failed)
             goto done;
-        done = at;
-        run_start = -1;
+        done = run_end;
     }
-    if (!out) {
+    if (!pieces) {
         result = Py_NewRef(object);
         goto done;
     }
-    if (buffer_append(&out, &written, &capacity, object, done, text.length) < 0)
+    if (append_substring(pieces, object, done, text.length) < 0)
         goto done;
-    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, written);
+    PyObject *empty = PyUnicode_FromStringAndSize(NULL, 0);
+    if (empty) {
+        result = PyUnicode_Join(empty, pieces);
+        Py_DECREF(empty);
+    }
 
 done:
-    PyMem_Free(out);
+    Py_XDECREF(pieces);
     Py_XDECREF(form);
     PyBuffer_Release(&inert.view);
     return result;

@@ -231,6 +231,11 @@ def test_a_table_of_the_wrong_size_is_named() -> None:
         COMPILED.simhash_and_minhash("text", normalization.CODE_POINT_VALUES)
 
 
+def test_every_ascii_character_is_inert_under_nfkc() -> None:
+    # the compiled nfkc reads ASCII characters without the table
+    assert unicode_forms._inert_code_points()[:128].all()
+
+
 def test_each_code_points_value_is_the_maps() -> None:
     table = normalization.code_point_map()
     planes = [*range(0x20000), *range(0xE0000, 0xE1000), 0x20000, 0x3FFFF, 0x10FFFF]
