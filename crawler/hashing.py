@@ -14,9 +14,12 @@ Nothing here imports Scrapy.
 from __future__ import annotations
 
 import hashlib
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 import xxhash
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["blake2b_digest", "xxh3_64_intdigest", "xxh3_128_digest", "xxh3_128_hexdigest"]
 
@@ -39,20 +42,8 @@ def blake2b_digest(*pieces: bytes, digest_size: int, person: bytes = b"") -> byt
         return hashlib.blake2b(pieces[0], digest_size=digest_size, person=person).digest()
     # created empty: a BLAKE2b object given a large input once lets the GIL go for good
     hasher = hashlib.blake2b(digest_size=digest_size, person=person)
-    for piece in pieces:
-        view = memoryview(piece)
-        for start in range(0, len(view), HASHLIB_PIECE):
-            hasher.update(view[start : start + HASHLIB_PIECE])
+    _update_in_pieces(hasher, pieces, HASHLIB_PIECE)
     return hasher.digest()
-
-
-def _xxh3_128(*pieces: bytes) -> xxhash.xxh3_128:
-    hasher = xxhash.xxh3_128()
-    for piece in pieces:
-        view = memoryview(piece)
-        for start in range(0, len(view), XXHASH_PIECE):
-            hasher.update(view[start : start + XXHASH_PIECE])
-    return hasher
 
 
 def xxh3_128_digest(*pieces: bytes) -> bytes:
@@ -61,12 +52,16 @@ def xxh3_128_digest(*pieces: bytes) -> bytes:
     >>> xxh3_128_digest(b"ab", b"c" * 70_000) == xxhash.xxh3_128_digest(b"ab" + b"c" * 70_000)
     True
     """
-    return _xxh3_128(*pieces).digest()
+    hasher = xxhash.xxh3_128()
+    _update_in_pieces(hasher, pieces, XXHASH_PIECE)
+    return hasher.digest()
 
 
 def xxh3_128_hexdigest(data: bytes) -> str:
     """``xxhash.xxh3_128_hexdigest(data)``."""
-    return _xxh3_128(data).hexdigest()
+    hasher = xxhash.xxh3_128()
+    _update_in_pieces(hasher, (data,), XXHASH_PIECE)
+    return hasher.hexdigest()
 
 
 def xxh3_64_intdigest(data: bytes) -> int:
@@ -76,7 +71,13 @@ def xxh3_64_intdigest(data: bytes) -> int:
     True
     """
     hasher = xxhash.xxh3_64()
-    view = memoryview(data)
-    for start in range(0, len(view), XXHASH_PIECE):
-        hasher.update(view[start : start + XXHASH_PIECE])
+    _update_in_pieces(hasher, (data,), XXHASH_PIECE)
     return hasher.intdigest()
+
+
+def _update_in_pieces(hasher: Any, pieces: Iterable[bytes], size: int) -> None:
+    """Feed *pieces* to *hasher* in slices of at most *size* bytes."""
+    for piece in pieces:
+        view = memoryview(piece)
+        for start in range(0, len(view), size):
+            hasher.update(view[start : start + size])
