@@ -197,6 +197,7 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         from twisted.internet import task  # the crawl's reactor is installed and running
 
         times["start"] = time.perf_counter()
+        times["reactor_cpu_start"] = time.thread_time()
         machine[:] = [machine_cpu_seconds()]
         last[0] = time.perf_counter()
         tickers.append(task.LoopingCall(tick))
@@ -204,6 +205,7 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
 
     def closed() -> None:
         times["end"] = time.perf_counter()
+        times["reactor_cpu_end"] = time.thread_time()
         machine.append(machine_cpu_seconds())
         for ticker in tickers:
             if ticker.running:
@@ -236,6 +238,8 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         "machine_idle_cores": (machine[1][1] - machine[0][1]) / (times["end"] - times["start"]),
         "cpu_seconds": cpu_seconds,
         "cpu_seconds_sampler": memory.cpu_seconds,
+        # the reactor's thread alone (the crawl's own work, Scrapy's and the dedup levels')
+        "cpu_seconds_reactor": times["reactor_cpu_end"] - times["reactor_cpu_start"],
         "cpu_seconds_workers": workers_cpu_seconds,
         # ru_maxrss is in KiB on Linux
         "peak_rss_mib": memory.peak_rss / 2**20,
@@ -482,12 +486,14 @@ def where_the_content_level_spends(best: dict[str, dict[str, Any]]) -> str:
     base_name = "url" if "url" in best else "off"
     base = best[base_name]
     base_ms = 1000 * base["cpu_seconds"] / max(base["pages"], 1)
+    base_reactor_ms = 1000 * base.get("cpu_seconds_reactor", 0.0) / max(base["pages"], 1)
     rows = [
         "\nWhere the content level's CPU goes, ms a page (all pages downloaded), over the "
         f"*{base_name}* crawl; the extractor's and the fingerprints' own time as the threads "
         "that did the work measured it (`dedup/extract/*_cpu_seconds`):\n",
-        "| crawl | over the base | extractor | fingerprints | the rest |",
-        "|---|---:|---:|---:|---:|",
+        "| crawl | over the base | extractor | fingerprints | the rest | of which the reactor's "
+        "thread | elsewhere (threads, workers) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     content_crawls = {name: run for name, run in best.items() if name.startswith("both")}
     if not content_crawls:
@@ -497,9 +503,11 @@ def where_the_content_level_spends(best: dict[str, dict[str, Any]]) -> str:
         over = 1000 * run["cpu_seconds"] / pages - base_ms
         extractor = 1000 * run.get("extractor_cpu_seconds", 0.0) / pages
         fingerprints = 1000 * run.get("fingerprints_cpu_seconds", 0.0) / pages
+        rest = over - extractor - fingerprints
+        reactor = 1000 * run.get("cpu_seconds_reactor", 0.0) / pages - base_reactor_ms
         rows.append(
             f"| {name} | {over:+.2f} | {extractor:.2f} | {fingerprints:.2f} "
-            f"| {over - extractor - fingerprints:.2f} |"
+            f"| {rest:.2f} | {reactor:+.2f} | {rest - reactor:.2f} |"
         )
     return "\n".join(rows)
 
