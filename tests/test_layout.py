@@ -134,7 +134,7 @@ LONG_MODULES = {
     # the canonical form: one rule after the other, each with its doctests
     "crawler.url.canonical": 700,
     # the extractors, their decoding and the choice between them, with doctests
-    "crawler.content.extract": 650,
+    "crawler.content.extract": 680,
     # the in-memory banded index and exact table, columns of NumPy arrays
     "crawler.content.index.memory": 650,
     # the Redis connection and its fault policy (retries, budget, signature)

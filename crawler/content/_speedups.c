@@ -1514,6 +1514,265 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* crawler.content.page_size */
+
+#define ELEMENT_SLOTS 1024
+#define ELEMENT_SLOT_BYTES 16
+#define ELEMENT_NAME_MAX 14
+#define ELEMENT_HIDDEN 1
+#define ELEMENT_BLOCK 2
+
+PyDoc_STRVAR(markup_text_chars_doc,
+"markup_text_chars(page, elements, /)\n--\n\n"
+"The characters of text *page* shows, read from its markup:\n"
+"crawler.content.page_size._markup_text_chars. *elements* (bytes) is the table of the\n"
+"element names that hide their content or part words, built by _element_table: 1,024\n"
+"slots of 16 bytes, found by the FNV-1a hash of the lowercase name, each the name\n"
+"(NUL-padded, at most 14 bytes) and in its last byte 1 (hidden) or 2 (block).");
+
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t length;
+} Markup;
+
+static inline Py_ALWAYS_INLINE Py_UCS4
+markup_at(const Markup *page, Py_ssize_t index)
+{
+    return PyUnicode_READ(page->kind, page->data, index);
+}
+
+static inline int
+is_ascii_letter(Py_UCS4 character)
+{
+    return (character | 0x20) >= 'a' && (character | 0x20) <= 'z';
+}
+
+static inline int
+is_ascii_alnum(Py_UCS4 character)
+{
+    return is_ascii_letter(character) || (character >= '0' && character <= '9');
+}
+
+static inline Py_UCS4
+ascii_lower(Py_UCS4 character)
+{
+    return is_ascii_letter(character) ? character | 0x20 : character;
+}
+
+static inline int
+is_hex_digit(Py_UCS4 character)
+{
+    return (character >= '0' && character <= '9')
+        || ((character | 0x20) >= 'a' && (character | 0x20) <= 'f');
+}
+
+/* Where the next *character* at or after *start* is, or -1. */
+static inline Py_ALWAYS_INLINE Py_ssize_t
+markup_find(const Markup *page, Py_UCS4 character, Py_ssize_t start)
+{
+    if (start >= page->length)
+        return -1;
+    if (page->kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *chars = page->data;
+        const Py_UCS1 *at = memchr(chars + start, (int)character, (size_t)(page->length - start));
+        return at ? at - chars : -1;
+    }
+    for (Py_ssize_t index = start; index < page->length; index++)
+        if (markup_at(page, index) == character)
+            return index;
+    return -1;
+}
+
+/* Where the tag that starts with *name_end* (just after its name) ends: after its '>', or
+   the page's end. */
+static inline Py_ALWAYS_INLINE Py_ssize_t
+tag_end(const Markup *page, Py_ssize_t name_end)
+{
+    Py_ssize_t closing = markup_find(page, '>', name_end);
+    return closing < 0 ? page->length : closing + 1;
+}
+
+/* Where the first "</" + *name* (lowercase, *size* characters; in any case) at or after
+   *start* begins, or -1. */
+static inline Py_ALWAYS_INLINE Py_ssize_t
+end_tag_start(const Markup *page, const char *name, Py_ssize_t size, Py_ssize_t start)
+{
+    for (Py_ssize_t index = markup_find(page, '<', start); index >= 0;
+         index = markup_find(page, '<', index + 1)) {
+        if (index + 1 + size >= page->length)
+            return -1;
+        if (markup_at(page, index + 1) != '/')
+            continue;
+        Py_ssize_t at = 0;
+        while (at < size && ascii_lower(markup_at(page, index + 2 + at)) == (Py_UCS4)name[at])
+            at++;
+        if (at == size)
+            return index;
+    }
+    return -1;
+}
+
+static uint32_t
+fnv1a(const char *bytes, Py_ssize_t size)
+{
+    uint32_t hash = 2166136261U;
+    for (Py_ssize_t index = 0; index < size; index++)
+        hash = (hash ^ (uint8_t)bytes[index]) * 16777619U;
+    return hash;
+}
+
+/* The class of element *name* (lowercase, *size* bytes) in *elements*: 0 (another
+   element), ELEMENT_HIDDEN or ELEMENT_BLOCK. */
+static inline Py_ALWAYS_INLINE int
+element_class(const uint8_t *elements, const char *name, Py_ssize_t size)
+{
+    if (size > ELEMENT_NAME_MAX)
+        return 0;
+    const uint8_t *slot = elements + (fnv1a(name, size) % ELEMENT_SLOTS) * ELEMENT_SLOT_BYTES;
+    if (memcmp(slot, name, (size_t)size) != 0 || (size < ELEMENT_NAME_MAX && slot[size] != 0))
+        return 0;
+    return slot[ELEMENT_SLOT_BYTES - 1];
+}
+
+/* Whether the '<' at *start* opens a comment or a tag; if so, where it ends (a hidden
+   element: after its end tag, if it has one) and whether it parts words. */
+static inline Py_ALWAYS_INLINE int
+markup_piece(const Markup *page, const uint8_t *elements, Py_ssize_t start,
+             Py_ssize_t *after, int *parts_words)
+{
+    Py_ssize_t length = page->length;
+    if (start + 3 < length && markup_at(page, start + 1) == '!'
+        && markup_at(page, start + 2) == '-' && markup_at(page, start + 3) == '-') {
+        for (Py_ssize_t index = start + 4; index + 2 < length; index++) {
+            if (markup_at(page, index) == '-' && markup_at(page, index + 1) == '-'
+                && markup_at(page, index + 2) == '>') {
+                *after = index + 3;
+                *parts_words = 0;
+                return 1;
+            }
+        }
+    }
+    Py_ssize_t index = start + 1;
+    Py_UCS4 mark = index < length ? markup_at(page, index) : 0;
+    if (mark == '/' || mark == '!' || mark == '?')
+        index++;
+    if (index >= length || !is_ascii_letter(markup_at(page, index)))
+        return 0;
+    char name[ELEMENT_NAME_MAX];
+    Py_ssize_t size = 0;
+    for (; index < length && is_ascii_alnum(markup_at(page, index)); index++, size++) {
+        if (size < ELEMENT_NAME_MAX)
+            name[size] = (char)ascii_lower(markup_at(page, index));
+    }
+    int class = element_class(elements, name, size);
+    *after = tag_end(page, index);
+    if (class == ELEMENT_HIDDEN && mark != '/') {
+        Py_ssize_t closing = end_tag_start(page, name, size, *after);
+        if (closing >= 0)
+            *after = tag_end(page, closing + 2 + size);
+    }
+    *parts_words = class == ELEMENT_BLOCK;
+    return 1;
+}
+
+/* Where the character reference at *start* (an '&') ends, or -1 when it starts none. */
+static inline Py_ALWAYS_INLINE Py_ssize_t
+reference_end(const Markup *page, Py_ssize_t start)
+{
+    Py_ssize_t length = page->length, index = start + 1;
+    if (index < length && markup_at(page, index) == '#') {
+        if (index + 1 < length && (markup_at(page, index + 1) | 0x20) == 'x') {
+            Py_ssize_t end = index + 2;
+            while (end < length && is_hex_digit(markup_at(page, end)))
+                end++;
+            if (end > index + 2)
+                index = end;
+        }
+        if (index == start + 1) {
+            Py_ssize_t end = index + 1;
+            while (end < length && markup_at(page, end) >= '0' && markup_at(page, end) <= '9')
+                end++;
+            if (end == index + 1)
+                return -1;
+            index = end;
+        }
+    }
+    else if (index < length && is_ascii_letter(markup_at(page, index))) {
+        while (index < length && is_ascii_alnum(markup_at(page, index)))
+            index++;
+    }
+    else
+        return -1;
+    return index < length && markup_at(page, index) == ';' ? index + 1 : index;
+}
+
+/* The count of markup_text_chars, written once and compiled for each kind of str (the
+   kind a constant in each, so that reading a character is one load). */
+static inline Py_ALWAYS_INLINE Py_ssize_t
+count_markup_text(int kind, const void *data, Py_ssize_t length, const uint8_t *elements)
+{
+    Markup page = {kind, data, length};
+    Py_ssize_t count = 0, index = 0;
+    int space = 0;
+    while (index < length) {
+        Py_UCS4 character = markup_at(&page, index);
+        if (character == '<') {
+            Py_ssize_t after;
+            int parts_words;
+            if (markup_piece(&page, elements, index, &after, &parts_words)) {
+                space |= parts_words;
+                index = after;
+                continue;
+            }
+            index++;
+        }
+        else if (character == '&') {
+            Py_ssize_t end = reference_end(&page, index);
+            index = end < 0 ? index + 1 : end;
+        }
+        else if (Py_UNICODE_ISSPACE(character)) {
+            space = 1;
+            index++;
+            continue;
+        }
+        else
+            index++;
+        count += space && count ? 2 : 1;
+        space = 0;
+    }
+    return count;
+}
+
+static PyObject *
+markup_text_chars(PyObject *module, PyObject *args)
+{
+    PyObject *text;
+    Py_buffer elements;
+    if (!PyArg_ParseTuple(args, "Uy*:markup_text_chars", &text, &elements))
+        return NULL;
+    if (elements.len != ELEMENT_SLOTS * ELEMENT_SLOT_BYTES) {
+        PyBuffer_Release(&elements);
+        PyErr_SetString(PyExc_ValueError, "the table of elements has the wrong size");
+        return NULL;
+    }
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text), count;
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        count = count_markup_text(PyUnicode_1BYTE_KIND, data, length, elements.buf);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        count = count_markup_text(PyUnicode_2BYTE_KIND, data, length, elements.buf);
+        break;
+    default:
+        count = count_markup_text(PyUnicode_4BYTE_KIND, data, length, elements.buf);
+    }
+    PyBuffer_Release(&elements);
+    return PyLong_FromSsize_t(count);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
     {"simhash_and_minhash", simhash_and_minhash, METH_VARARGS, simhash_and_minhash_doc},
@@ -1524,6 +1783,7 @@ static PyMethodDef methods[] = {
     {"xxh64", xxh64_digest, METH_VARARGS, xxh64_doc},
     {"nfkc", nfkc, METH_VARARGS, nfkc_doc},
     {"casefolded", casefolded, METH_VARARGS, casefolded_doc},
+    {"markup_text_chars", markup_text_chars, METH_VARARGS, markup_text_chars_doc},
     {NULL, NULL, 0, NULL},
 };
 

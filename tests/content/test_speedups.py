@@ -5,6 +5,7 @@ number masks and the numbers signature look for, on any text, and on every corpu
 from __future__ import annotations
 
 import functools
+import gzip
 import os
 import re
 import shutil
@@ -25,9 +26,11 @@ from crawler.content import (
     normalization,
     number_masks,
     numbers_signature,
+    page_size,
     speedups,
     unicode_forms,
 )
+from crawler.content.extract import decode_html
 from crawler.content.fingerprints import simhash_and_minhash_of_normalized
 from crawler.content.neardup import fingerprint_text
 from tests.conftest import REPO_ROOT
@@ -283,3 +286,70 @@ def test_every_corpus_text_has_the_references_fingerprint() -> None:
     with pure_python():
         reference = [fingerprint_text(text) for text in texts]
     assert compiled == reference
+
+
+#: Pieces of markup and text in which every rule of the count meets the others.
+MARKUP = st.lists(
+    st.sampled_from(
+        [
+            *"<>/!?-&#;x:aZ09 \n",
+            "\u00e9",
+            "\u3000",
+            "\u7cfb",
+            "\U0001f600",
+            "<!--",
+            "-->",
+            "&#x41;",
+            "&#12",
+            "amp",
+            "span",
+            "SCRIPT",
+            "Div",
+            *sorted(page_size.HIDDEN_ELEMENTS),
+            *sorted(page_size.BLOCK_ELEMENTS),
+        ]
+    ),
+    max_size=60,
+).map("".join)
+
+
+@needs_compiled
+@MANY
+@given(MARKUP)
+def test_the_count_of_a_pages_text_is_the_references(page: str) -> None:
+    compiled, reference = both(page_size.markup_text_chars, page)
+    assert compiled == reference
+
+
+@needs_compiled
+@given(st.text())
+def test_the_count_of_any_text_is_the_references(text: str) -> None:
+    compiled, reference = both(page_size.markup_text_chars, text)
+    assert compiled == reference
+
+
+@needs_compiled
+def test_every_element_is_counted_as_the_reference_counts_it() -> None:
+    others = {"span", "heading", "scripts", "h7", "a", "figcaptions", "x" * 20}
+    for name in sorted(page_size.HIDDEN_ELEMENTS | page_size.BLOCK_ELEMENTS | others):
+        for spelled in (name, name.upper(), name.title()):
+            for page in (
+                f"a<{spelled} x='1'>b</{spelled}>c<{spelled}>d",
+                f"a<!{spelled}>b</{name}>c",
+                f"a</{spelled}>b<{spelled}",
+            ):
+                compiled, reference = both(page_size.markup_text_chars, page)
+                assert compiled == reference, page
+
+
+@needs_compiled
+def test_every_corpus_page_has_the_references_count_of_its_text() -> None:
+    paths = sorted((CORPUS_DIR / "pages" / "wcxb-dev" / "html").glob("*.html.gz"))
+    paths += sorted((CORPUS_DIR / "pages" / "chinese-cx" / "RawHtml").glob("*"))
+    if not paths:
+        pytest.skip(f"corpus not found in {CORPUS_DIR} (set DEDUP_CORPUS_DIR)")
+    for path in paths:
+        data = path.read_bytes()
+        page = decode_html(gzip.decompress(data) if path.suffix == ".gz" else data)[1]
+        compiled, reference = both(page_size.markup_text_chars, page)
+        assert compiled == reference, path.name
