@@ -95,8 +95,8 @@ AUTO_MIN_SHARE: Final = 0.15
 AUTO_MIN_PAGE_CHARS: Final = 500
 #: resiliparse's walk of a whole page counts its text where the count from its markup is
 #: less than this many times what :func:`kept_little` needs: the markup count is no more
-#: than 12% under the walk's on the 474 corpus pages (above it where a page hides text with
-#: attributes or styles, as for 22 of them), and takes a quarter of its time.
+#: than 11% under the walk's on the 474 corpus pages (above it where a page hides text with
+#: attributes or styles, as for 21 of them), and takes a quarter of its time.
 EXACT_COUNT_MARGIN: Final = 1.5
 
 #: Pages larger than this (bytes, or characters for ``str`` input) are cut before extraction.

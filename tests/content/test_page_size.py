@@ -58,7 +58,7 @@ def test_on_real_pages_the_count_leaves_autos_choice_as_resiliparses_walk_leaves
     """The markup count stands in for resiliparse's walk of the whole page (a quarter of its
     time) except where the main text is a small share of it: there the walk counts, so that
     ``"auto"`` asks trafilatura on the same pages. Where the two counts part, the markup's
-    is the larger (text a page hides with attributes or styles) or within 12% under."""
+    is the larger (text a page hides with attributes or styles) or within 11% under."""
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
