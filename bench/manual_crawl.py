@@ -4,7 +4,7 @@ against the add-on with its defaults and with another extractor, in one run, int
 Usage (from the repository root)::
 
     .venv/bin/python bench/manual_crawl.py [ROOT] [--concurrency 16] [--rounds 2]
-        [--extractor NAME ...] [--json out.json]
+        [--extractor NAME ...] [--set NAME=VALUE ...] [--json out.json]
 
 What the numbers mean, and what the script promises about them:
 
@@ -17,7 +17,9 @@ What the numbers mean, and what the script promises about them:
   (``response.follow_all`` of the ``a`` elements) and makes one item (URL and HTML) of
   each HTML response: *stock* (Scrapy's own dupefilter, no pipeline), *add-on* (``ADDONS``
   with its defaults) and one *add-on* crawl per ``--extractor`` (its ``DEDUP_EXTRACTOR``;
-  default: ``trafilatura+resiliparse``, the default before 2026-12-04). Each crawl is a
+  default: ``trafilatura+resiliparse``, the default before 2026-12-04, unless ``--set`` is
+  given) and one per ``--set NAME=VALUE`` (the add-on's defaults and that setting; VALUE is
+  read as JSON when it is JSON, else as a string). Each crawl is a
   process of its own; the configurations take turns, ``--rounds`` times, and the best wall
   time of each counts.
 * **Figures.** Wall time from the engine's start to its close, against *stock*; CPU
@@ -144,6 +146,13 @@ def main(argv: list[str] | None = None) -> None:
         action="append",
         help="add-on crawls with this DEDUP_EXTRACTOR too (default: trafilatura+resiliparse)",
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="add-on crawls with this setting too (VALUE read as JSON if it is JSON)",
+    )
     parser.add_argument("--json", type=Path, help="also write every crawl's figures here")
     arguments = parser.parse_args(argv)
     if not (arguments.root / "index.html").is_file():
@@ -152,8 +161,12 @@ def main(argv: list[str] | None = None) -> None:
             "manual (apt-get install python-django-doc)"
         )
     configurations: dict[str, dict[str, Any]] = {"stock": {}, "add-on": {**ADDON}}
-    for extractor in arguments.extractor or ["trafilatura+resiliparse"]:
+    default_extractors = [] if arguments.set else ["trafilatura+resiliparse"]
+    for extractor in arguments.extractor or default_extractors:
         configurations[f"add-on, {extractor}"] = {**ADDON, "DEDUP_EXTRACTOR": extractor}
+    for assignment in arguments.set:
+        name, _, value = assignment.partition("=")
+        configurations[f"add-on, {assignment}"] = {**ADDON, name: _setting_value(value)}
     for settings in configurations.values():
         settings["CONCURRENT_REQUESTS"] = settings["CONCURRENT_REQUESTS_PER_DOMAIN"] = (
             arguments.concurrency
@@ -181,6 +194,14 @@ def main(argv: list[str] | None = None) -> None:
     report(arguments, results, time.perf_counter() - started)
     if arguments.json:
         arguments.json.write_text(json.dumps(results, indent=1))
+
+
+def _setting_value(value: str) -> Any:
+    """*value* of ``--set NAME=VALUE``: its JSON value, or the string itself."""
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
 
 
 def _wait_for(port: int) -> None:
