@@ -133,6 +133,14 @@ def test_no_state_names_the_setting(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_unknown_content_backend_is_named_not_read_as_the_local_index(bloom_crawl):
+    settings, _ = bloom_crawl
+    result = inspect(*settings_args({**settings, "DEDUP_CONTENT_BACKEND": "reddis"}))
+    assert result.returncode == 1
+    assert "DEDUP_CONTENT_BACKEND='reddis' is not a content index" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_unknown_spider_is_a_usage_error():
     result = inspect("nosuchspider")
     assert result.returncode == 2

@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy.commands import ScrapyCommand
 
 from crawler.commands.stores import (
-    content_backend,
     project_url_signature,
     read_local_content_index,
     read_local_seen_store,
     redis_signature,
     spider_settings,
 )
-from crawler.content.configuration import redis_content_index
+from crawler.content.configuration import content_backend_from_settings, redis_content_index
 from crawler.redis.connection import RedisUnavailable, redact
 from crawler.state.persistence import StateFileError, signature_difference
 from crawler.url.canonical import UrlCanonicalizer
@@ -171,7 +170,7 @@ def _inspect_local(
             f"the state holds a {store.seen.kind!r} store, but DEDUP_URL_BACKEND is {backend!r}"
         )
     content_index = None
-    if content_backend(settings) == "redis":
+    if content_backend_from_settings(settings) == "redis":
         content_index = _inspect_redis_content(settings, spider_name)
     else:
         index = read_local_content_index(state_dir)
@@ -227,7 +226,7 @@ def _inspect_redis(
             _signature_report(stored_signature, project_url_signature(settings, store))
         )
     content_index = None
-    if content_backend(settings) == "redis":
+    if content_backend_from_settings(settings) == "redis":
         content_index = _inspect_redis_content(settings, spider_name)
     shared = SharedRules(store.connection, shared_rules_key(store.base)).read()
     recrawl_store = RedisRecrawlStore.beside(

@@ -17,7 +17,6 @@ from scrapy.exceptions import UsageError
 from scrapy.spiderloader import get_spider_loader
 from scrapy.utils.project import inside_project
 
-from crawler import defaults
 from crawler.content.index.journaled import JournaledContentIndex
 from crawler.state.persistence import StateFileError, read_header
 from crawler.url.configuration import (
@@ -119,7 +118,3 @@ def redis_signature(store: RedisSeenStore) -> dict[str, Any] | None:
         return None
     signature: dict[str, Any] = json.loads(raw)
     return signature
-
-
-def content_backend(settings: BaseSettings) -> str:
-    return str(settings.get("DEDUP_CONTENT_BACKEND", defaults.DEDUP_CONTENT_BACKEND))
