@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from crawler import defaults
+from crawler.content.configuration import item_key_fields_from_settings
 from crawler.exporters import JSON_LINES_FORMATS, FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
 from crawler.item_key_pipeline import ItemKeyPipeline
@@ -61,9 +62,9 @@ class DedupAddon:
         for name in dir(defaults):
             if name.startswith("DEDUP_"):
                 settings.set(name, getattr(defaults, name), priority="addon")
-        if not settings.getbool("DEDUP_ENABLED"):
+        if defaults.switched_off(settings):
             return
-        if settings.getbool("DEDUP_URL_ENABLED"):
+        if not defaults.switched_off(settings, "DEDUP_URL_ENABLED"):
             settings.set("DUPEFILTER_CLASS", "crawler.dupefilters.URLDupeFilter", priority="addon")
             for component_setting in ("SPIDER_MIDDLEWARES", "DOWNLOADER_MIDDLEWARES"):
                 settings.setdefault_in_component_priority_dict(
@@ -76,11 +77,11 @@ class DedupAddon:
             settings.setdefault_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", RecrawlMiddleware, RECRAWL_MIDDLEWARE_ORDER
             )
-        if settings.getlist("DEDUP_ITEM_KEY_FIELDS"):
+        if item_key_fields_from_settings(settings):
             settings.setdefault_in_component_priority_dict(
                 "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER
             )
-        if settings.getbool("DEDUP_CONTENT_ENABLED"):
+        if not defaults.switched_off(settings, "DEDUP_CONTENT_ENABLED"):
             # imported only here: the content level's modules (NumPy, the extractors) took
             # 0.25 s of CPU and 15 MiB from every crawl that loaded the add-on
             from crawler.pipelines import NearDuplicatePipeline

@@ -18,8 +18,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler import defaults
-
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -27,12 +25,6 @@ URL_LEVEL = "url"
 CONTENT_LEVEL = "content"
 ITEM_LEVEL = "item"
 RECRAWL_LEVEL = "recrawl"
-
-
-def audit_path_from_settings(settings: Any) -> Path | None:
-    """Where ``DEDUP_AUDIT_FILE`` asks for the audit file; ``None``: no audit file."""
-    audit_file = settings.get("DEDUP_AUDIT_FILE", defaults.DEDUP_AUDIT_FILE)
-    return Path(audit_file) if audit_file else None
 
 
 class AuditLog:

@@ -4,13 +4,21 @@ The add-on applies them at add-on priority; components that are enabled one
 by one (``DUPEFILTER_CLASS``, ``ITEM_PIPELINES``) fall back to them too, so a
 project gets the same behaviour either way. The settings reference (docs/settings.md) is
 checked against this module by the tests.
+
+Each level reads and checks its own settings (:mod:`crawler.url.configuration`,
+:mod:`crawler.content.configuration`, :mod:`crawler.redis.connection`); the few that both
+levels read are read at the end of this module.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 from crawler.url.tracking_params import DEFAULT_STRIP_PARAMS
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
 
 #: Write one JSON line per filtered request and per content decision (kept,
 #: dropped, marked) to this file.
@@ -253,3 +261,40 @@ def checked_choice(
         use = use or f"use one of {', '.join(map(repr, choices))}"
         raise ValueError(f"{name}={value!r} is not {what}; {use}")
     return str(value)
+
+
+def switched_off(settings: BaseSettings, switch: str | None = None) -> str | None:
+    """The first of ``DEDUP_ENABLED`` and *switch* (a level's own, e.g.
+    ``DEDUP_CONTENT_ENABLED``) that is off, ``None`` when both are on.
+
+    >>> from scrapy.settings import Settings
+    >>> switched_off(Settings({"DEDUP_CONTENT_ENABLED": False}), "DEDUP_CONTENT_ENABLED")
+    'DEDUP_CONTENT_ENABLED'
+    """
+    for name in ("DEDUP_ENABLED", switch) if switch else ("DEDUP_ENABLED",):
+        if not settings.getbool(name, globals()[name]):
+            return name
+    return None
+
+
+def audit_path_from_settings(settings: Any) -> Path | None:
+    """Where ``DEDUP_AUDIT_FILE`` asks for the audit file; ``None``: no audit file."""
+    audit_file = settings.get("DEDUP_AUDIT_FILE", DEDUP_AUDIT_FILE)
+    return Path(audit_file) if audit_file else None
+
+
+def log_interval_from_settings(settings: BaseSettings) -> tuple[float, str]:
+    """Seconds between two periodic dedup lines, and the setting that says so:
+    ``DEDUP_LOG_INTERVAL``, or Scrapy's ``LOGSTATS_INTERVAL`` when it is ``None``."""
+    value = settings.get("DEDUP_LOG_INTERVAL", DEDUP_LOG_INTERVAL)
+    if value is None:
+        return settings.getfloat("LOGSTATS_INTERVAL"), "LOGSTATS_INTERVAL"
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if not seconds >= 0:
+        raise ValueError(
+            f"DEDUP_LOG_INTERVAL={value!r} must be a number of seconds (0: no periodic line)"
+        )
+    return seconds, "DEDUP_LOG_INTERVAL"

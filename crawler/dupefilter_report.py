@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 from scrapy import signals as scrapy_signals
 from scrapy.utils.request import referer_str
 
-from crawler.audit import URL_LEVEL, AuditLog, audit_path_from_settings
+from crawler import defaults
+from crawler.audit import URL_LEVEL, AuditLog
 from crawler.url.configuration import FILL_WARNING_RATIO, generations_from_settings
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ class FilterReport:
         form, the rules that changed it and the query parameters they removed."""
         if not self._audit_opened:
             self._audit_opened = True
-            path = audit_path_from_settings(self.crawler.settings)
+            path = defaults.audit_path_from_settings(self.crawler.settings)
             if path is None:
                 return
             self._audit = AuditLog(path)

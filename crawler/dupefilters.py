@@ -40,8 +40,10 @@ from crawler.url import canonical_links
 from crawler.url.canonical import UrlCanonicalizer
 from crawler.url.configuration import (
     REDIS_BACKENDS,
+    learner_from_settings,
     recrawl_for,
     redis_key_base,
+    rel_canonical_from_settings,
     seen_store_from_settings,
     state_dir_from_settings,
     state_dir_setting,
@@ -53,7 +55,6 @@ from crawler.url.frontier import Frontier
 from crawler.url.learned_rules import (
     LearnedRules,
     SharedRules,
-    learner_from_settings,
     shared_rules_key,
 )
 from crawler.url.request_keys import request_key
@@ -175,7 +176,7 @@ class URLDupeFilter(BaseDupeFilter):
         )
         crawler.signals.connect(self._spider_opened_now, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(self._start_scheduled, signal=scrapy_signals.request_scheduled)
-        if crawler.settings.getbool("DEDUP_URL_REL_CANONICAL", defaults.DEDUP_URL_REL_CANONICAL):
+        if rel_canonical_from_settings(crawler.settings):
             crawler.signals.connect(
                 self._response_received, signal=scrapy_signals.response_received
             )

@@ -16,6 +16,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import AsyncioLoopingCall, create_looping_call
 
 from crawler import defaults
+from crawler.content.configuration import action_from_settings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -65,18 +66,14 @@ class DedupLogStats:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
-        value = settings.get("DEDUP_LOG_INTERVAL", defaults.DEDUP_LOG_INTERVAL)
-        if value is None:
-            interval, setting = settings.getfloat("LOGSTATS_INTERVAL"), "LOGSTATS_INTERVAL"
-        else:
-            interval, setting = _seconds(value), "DEDUP_LOG_INTERVAL"
+        interval, setting = defaults.log_interval_from_settings(settings)
         if not interval:
             raise NotConfigured(f"{setting} is 0")
         assert crawler.stats is not None
         extension = cls(
             crawler.stats,
             interval,
-            action=settings.get("DEDUP_CONTENT_ACTION", defaults.DEDUP_CONTENT_ACTION),
+            action=action_from_settings(settings),
         )
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
@@ -119,15 +116,3 @@ class DedupLogStats:
         )
         self.filtered_before = filtered
         self.duplicates_before = duplicates
-
-
-def _seconds(value: object) -> float:
-    try:
-        seconds = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        seconds = -1.0
-    if not seconds >= 0:
-        raise ValueError(
-            f"DEDUP_LOG_INTERVAL={value!r} must be a number of seconds (0: no periodic line)"
-        )
-    return seconds

@@ -18,8 +18,9 @@ from scrapy.utils.defer import deferred_from_coro
 
 from crawler import defaults
 from crawler import signals as dedup_signals
-from crawler.audit import ITEM_LEVEL, AuditLog, audit_path_from_settings
+from crawler.audit import ITEM_LEVEL, AuditLog
 from crawler.closing import SpiderCloser
+from crawler.content.configuration import item_key_fields_from_settings
 from crawler.content.item_keys import ITEM_KEY_VERSION, item_key
 from crawler.logformatter import DuplicateItem
 from crawler.off_reactor import in_thread
@@ -84,13 +85,11 @@ class ItemKeyPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
-        if not settings.getbool("DEDUP_ENABLED", defaults.DEDUP_ENABLED):
+        if defaults.switched_off(settings):
             raise NotConfigured("DEDUP_ENABLED is False")
-        fields = settings.getlist("DEDUP_ITEM_KEY_FIELDS", defaults.DEDUP_ITEM_KEY_FIELDS)
+        fields = item_key_fields_from_settings(settings)
         if not fields:
             raise NotConfigured("DEDUP_ITEM_KEY_FIELDS is empty")
-        if not all(isinstance(field, str) and field for field in fields):
-            raise ValueError(f"DEDUP_ITEM_KEY_FIELDS={fields!r} must be a list of item field names")
         seen = seen_store_from_settings(
             settings,
             getattr(crawler.spidercls, "name", ""),  # names Redis keys only
@@ -107,7 +106,7 @@ class ItemKeyPipeline:
                 if seen.shared
                 else defaults.DEDUP_REDIS_ON_ERROR
             ),
-            audit_path=audit_path_from_settings(settings),
+            audit_path=defaults.audit_path_from_settings(settings),
         )
 
     def open_spider(self) -> None:

@@ -49,8 +49,9 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.utils.asyncio import call_later
 
 from crawler import defaults, signals
-from crawler.audit import AuditLog, audit_path_from_settings
-from crawler.content.item_pages import ItemPage, ItemPages, item_pages, page_fields_from_settings
+from crawler.audit import AuditLog
+from crawler.content.configuration import page_fields_from_settings
+from crawler.content.item_pages import ItemPage, ItemPages, item_pages
 from crawler.redis.connection import RedisUnavailable
 from crawler.url.configuration import check_url_state, recrawl_for
 from crawler.url.request_meta import META_HELD, META_ITEMS_SETTLED, META_UNCHECKED
@@ -278,9 +279,9 @@ class ItemPageMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        for switch in ("DEDUP_ENABLED", "DEDUP_CONTENT_ENABLED"):
-            if not crawler.settings.getbool(switch, getattr(defaults, switch)):
-                raise NotConfigured(f"{switch} is False")
+        switch = defaults.switched_off(crawler.settings, "DEDUP_CONTENT_ENABLED")
+        if switch:
+            raise NotConfigured(f"{switch} is False")
         return cls(crawler)
 
     def _item_left(self, item: Any = None, **kwargs: Any) -> None:
@@ -407,7 +408,7 @@ class RecrawlMiddleware:
         self.recrawl = recrawl
         self._unwritable_warned = False
         crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
-        audit_path = audit_path_from_settings(crawler.settings)
+        audit_path = defaults.audit_path_from_settings(crawler.settings)
         if audit_path is not None:
             audit = AuditLog(audit_path)
             recrawl.audit = audit.write

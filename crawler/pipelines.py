@@ -24,19 +24,24 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 
 from crawler import defaults
 from crawler import signals as dedup_signals
-from crawler.audit import audit_path_from_settings
 from crawler.closing import close_spider
 from crawler.content.configuration import (
+    CONTENT_ACTIONS,
+    action_from_settings,
     content_backend_from_settings,
     detector_from_settings,
     extract_timeout_from_settings,
     hold_seconds_from_settings,
+    item_text_fields_from_settings,
+    keep_html_from_settings,
+    max_page_bytes_from_settings,
+    page_fields_from_settings,
     redis_content_index,
     workers_from_settings,
 )
 from crawler.content.held_items import HeldItems
 from crawler.content.index.redis import RedisContentIndex
-from crawler.content.item_pages import item_pages, item_text, page_fields_from_settings
+from crawler.content.item_pages import item_pages, item_text
 from crawler.content.neardup import NearDuplicateDetector
 from crawler.content.page_fingerprinter import PageFingerprinter
 from crawler.content.pages import PageFingerprint, ResponseBody
@@ -77,7 +82,6 @@ logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
-CONTENT_ACTIONS = ("drop", "mark")
 
 #: What a page without main text gives the recrawl to compare: it stays "unchanged".
 _NO_TEXT_HASH = bytes(8)
@@ -170,9 +174,9 @@ class NearDuplicatePipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
-        for switch in ("DEDUP_ENABLED", "DEDUP_CONTENT_ENABLED"):
-            if not settings.getbool(switch, getattr(defaults, switch)):
-                raise NotConfigured(f"{switch} is False")
+        switch = defaults.switched_off(settings, "DEDUP_CONTENT_ENABLED")
+        if switch:
+            raise NotConfigured(f"{switch} is False")
         shared_index = (
             redis_content_index(settings, crawler.spidercls.name)
             if content_backend_from_settings(settings) == "redis"
@@ -190,15 +194,13 @@ class NearDuplicatePipeline:
         return cls(
             crawler,
             detector,
-            action=settings.get("DEDUP_CONTENT_ACTION", defaults.DEDUP_CONTENT_ACTION),
+            action=action_from_settings(settings),
             html_field=html_field,
             text_field=text_field,
-            item_text_fields=settings.getlist(
-                "DEDUP_ITEM_TEXT_FIELDS", defaults.DEDUP_ITEM_TEXT_FIELDS
-            ),
-            keep_html=settings.getbool("DEDUP_KEEP_HTML", defaults.DEDUP_KEEP_HTML),
-            max_page_bytes=settings.getint("DEDUP_MAX_PAGE_BYTES", defaults.DEDUP_MAX_PAGE_BYTES),
-            audit_path=audit_path_from_settings(settings),
+            item_text_fields=item_text_fields_from_settings(settings),
+            keep_html=keep_html_from_settings(settings),
+            max_page_bytes=max_page_bytes_from_settings(settings),
+            audit_path=defaults.audit_path_from_settings(settings),
             state_dir=state_dir,
             workers=workers_from_settings(settings),
             extract_timeout=extract_timeout_from_settings(settings),

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import socket
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +28,6 @@ from scrapy.utils.request import request_from_dict
 from scrapy_redis.queue import FifoQueue, LifoQueue, PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 
-from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.closing import close_once_opened, close_spider
 from crawler.redis.connection import (
@@ -44,6 +41,7 @@ from crawler.redis.connection import (
     wait_while_redis_fails,
 )
 from crawler.redis.leases import Lease, RequestLeases
+from crawler.url.configuration import lease_ttl_from_settings, worker_id_from_settings
 from crawler.url.request_meta import (
     FRONTIER_MIDDLEWARE,
     META_LEASE,
@@ -88,29 +86,6 @@ def queue_kind(queue: Any) -> str:
         "supported by crawler.schedulers.LeasingScheduler; use scrapy_redis.queue.PriorityQueue "
         "(the default), FifoQueue or LifoQueue, or a subclass that keeps their layout"
     )
-
-
-def _lease_ttl(settings: BaseSettings) -> float:
-    ttl = settings.getfloat("DEDUP_LEASE_TTL", defaults.DEDUP_LEASE_TTL)
-    if ttl < 1:
-        raise ValueError(
-            f"DEDUP_LEASE_TTL={ttl!r} must be at least 1 second (default "
-            f"{defaults.DEDUP_LEASE_TTL}): the seconds without a heartbeat after which a "
-            "worker's leased requests go back to the queue"
-        )
-    return ttl
-
-
-def _worker_id(settings: BaseSettings) -> str:
-    worker_id = settings.get("DEDUP_WORKER_ID", defaults.DEDUP_WORKER_ID)
-    if worker_id is None:
-        return f"{socket.gethostname()}:{os.getpid()}"
-    if not isinstance(worker_id, str) or not worker_id.strip():
-        raise ValueError(
-            f"DEDUP_WORKER_ID={worker_id!r} must be a non-empty string, unique among the "
-            "running workers, or None (host name and process id)"
-        )
-    return worker_id
 
 
 def _require_frontier_middleware(settings: BaseSettings) -> None:
@@ -176,8 +151,8 @@ class LeasingScheduler(Scheduler):
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
         _require_frontier_middleware(settings)
-        ttl = _lease_ttl(settings)
-        worker_id = _worker_id(settings)
+        ttl = lease_ttl_from_settings(settings)
+        worker_id = worker_id_from_settings(settings)
         # scrapy-redis's from_crawler pings the queue's server
         scheduler: Self = wait_while_redis_fails(
             lambda: super(LeasingScheduler, cls).from_crawler(crawler),

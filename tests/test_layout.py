@@ -232,3 +232,73 @@ def test_the_store_check_sees_a_dispatch():
         "isinstance(self.seen, (JournaledSeenStore, *REDIS_SEEN_STORES))",
         "isinstance(store, stores.RedisBloomSeenStore)",
     ]
+
+
+#: Where ``DEDUP_*`` settings are read and checked: each level's reader, and the defaults
+#: module for the few both levels read (the switches, the audit file, the log interval).
+SETTINGS_READERS = {
+    "crawler.defaults",
+    "crawler.url.configuration",
+    "crawler.content.configuration",
+    "crawler.redis.connection",
+}
+_SETTING_GETTERS = {"get", "getbool", "getint", "getfloat", "getlist", "getdict", "getwithbase"}
+
+
+def dedup_setting_reads(source):
+    """The reads of a ``DEDUP_*`` setting in *source*: ``settings.get*("DEDUP_...")``, a
+    getter given a default of :mod:`crawler.defaults` (``getattr(defaults, name)``), and
+    ``settings["DEDUP_..."]``."""
+    reads = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            if getattr(node.func, "attr", None) in _SETTING_GETTERS and (
+                _names_a_dedup_setting(node.args[:1]) or any(map(_is_a_default, node.args))
+            ):
+                reads.add(ast.unparse(node))
+        elif (
+            isinstance(node, ast.Subscript)
+            and not isinstance(node.ctx, ast.Store)
+            and _names_a_dedup_setting([node.slice])
+        ):
+            reads.add(ast.unparse(node))
+    return sorted(reads)
+
+
+def _names_a_dedup_setting(nodes):
+    return any(isinstance(n, ast.Constant) and str(n.value).startswith("DEDUP_") for n in nodes)
+
+
+def _is_a_default(node):
+    if isinstance(node, ast.Attribute):  # defaults.DEDUP_URL_LEARN
+        return getattr(node.value, "id", None) == "defaults"
+    return (  # getattr(defaults, name)
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "getattr"
+        and getattr(node.args[0], "id", None) == "defaults"
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [path for path in MODULES if module_name(path) not in SETTINGS_READERS],
+    ids=module_name,
+)
+def test_settings_are_read_by_the_readers_only(path):
+    assert dedup_setting_reads(path.read_text("utf-8")) == []
+
+
+def test_the_settings_check_sees_a_read():
+    source = (
+        'a = settings.getbool("DEDUP_URL_LEARN", defaults.DEDUP_URL_LEARN)\n'
+        "b = settings.getint(name, getattr(defaults, name))\n"
+        'c = crawler.settings["DEDUP_STATE_DIR"]\n'
+        'settings.set("DEDUP_STATE_DIR", "x")\n'
+        'd = settings.getint("CONCURRENT_REQUESTS")\n'
+        'print(f"default: {getattr(defaults, name)}")\n'
+    )
+    assert dedup_setting_reads(source) == [
+        "crawler.settings['DEDUP_STATE_DIR']",
+        "settings.getbool('DEDUP_URL_LEARN', defaults.DEDUP_URL_LEARN)",
+        "settings.getint(name, getattr(defaults, name))",
+    ]

@@ -374,6 +374,14 @@ def test_close_summary(caplog):
         ({"DEDUP_CONTENT_BACKEND": "sqlite"}, "DEDUP_CONTENT_BACKEND='sqlite' is not a"),
         ({"DEDUP_LONG_THRESHOLD": 5}, "DEDUP_LONG_THRESHOLD=5 must be a Hamming distance"),
         ({"DEDUP_EXTRACTOR": "readability"}, "DEDUP_EXTRACTOR='readability': unknown extractor"),
+        ({"DEDUP_MAX_PAGE_BYTES": 0}, "DEDUP_MAX_PAGE_BYTES=0 must be a number of bytes"),
+        ({"DEDUP_MIN_TEXT_CHARS": -1}, "DEDUP_MIN_TEXT_CHARS=-1 must be a number of characters"),
+        ({"DEDUP_HTML_FIELD": ""}, "DEDUP_HTML_FIELD='' must be the name of an item field"),
+        ({"DEDUP_TEXT_FIELD": 5}, "DEDUP_TEXT_FIELD=5 must be the name of an item field"),
+        (
+            {"DEDUP_ITEM_TEXT_FIELDS": ["title", ""]},
+            re.escape("DEDUP_ITEM_TEXT_FIELDS=['title', ''] must be a list of item field names"),
+        ),
     ],
 )
 def test_bad_settings_name_the_setting(settings, message):

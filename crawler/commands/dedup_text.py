@@ -18,8 +18,12 @@ from scrapy.exceptions import UsageError
 from tqdm import tqdm
 
 from crawler import defaults
+from crawler.content.configuration import (
+    page_fields_from_settings,
+    text_chars_from_settings,
+    threshold_from_settings,
+)
 from crawler.content.index import MAX_QUERY_DISTANCE
-from crawler.content.item_pages import page_fields_from_settings
 from crawler.content.neardup import NearDuplicateDetector
 from crawler.content.records import (
     DEFAULT_MAX_RECORD_BYTES,
@@ -212,13 +216,15 @@ class Command(ScrapyCommand):
             ("min_text_chars", "DEDUP_MIN_TEXT_CHARS", None),
         ):
             value = getattr(opts, name)
-            source = f"--{name.replace('_', '-')}"
             if value is None:
-                value = settings.getint(setting, getattr(defaults, setting))
-                source = setting
-            if value < 0 or (highest is not None and value > highest):
+                reader = threshold_from_settings if highest else text_chars_from_settings
+                try:
+                    value = reader(settings, setting)
+                except ValueError as exc:
+                    raise UsageError(str(exc)) from None
+            elif value < 0 or (highest is not None and value > highest):
                 allowed = f"from 0 to {highest}" if highest is not None else "0 or more"
-                raise UsageError(f"{source}={value} must be {allowed}")
+                raise UsageError(f"--{name.replace('_', '-')}={value} must be {allowed}")
             limits[name] = value
         detector = NearDuplicateDetector(
             short_threshold=limits["short_threshold"],

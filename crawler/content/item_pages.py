@@ -25,8 +25,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from crawler import defaults
-
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
@@ -34,15 +32,6 @@ if TYPE_CHECKING:
 #: (Scrapy processes ``CONCURRENT_ITEMS``, 100, of a response at a time, and a few
 #: responses at once).
 MAX_PAGES: Final = 2_000
-
-
-def page_fields_from_settings(settings: Any) -> tuple[str, str]:
-    """The item fields that hold a page's HTML and its text (``DEDUP_HTML_FIELD``,
-    ``DEDUP_TEXT_FIELD``)."""
-    return (
-        settings.get("DEDUP_HTML_FIELD", defaults.DEDUP_HTML_FIELD),
-        settings.get("DEDUP_TEXT_FIELD", defaults.DEDUP_TEXT_FIELD),
-    )
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import weakref
 from functools import partial
 from pathlib import Path
@@ -21,6 +22,7 @@ from crawler.state.lock import check_state_dir_free
 from crawler.url.canonical import UrlCanonicalizer, UrlRules
 from crawler.url.frontier import check_files as check_frontier_files
 from crawler.url.generations import Generations
+from crawler.url.learning import UrlRuleLearner
 from crawler.url.recrawl import Recrawl
 from crawler.url.recrawl_redis_store import RedisRecrawlStore
 from crawler.url.recrawl_schedule import RecrawlSchedule
@@ -423,3 +425,56 @@ def recrawl_for(crawler: Crawler) -> Recrawl | None:
     recrawl = Recrawl(crawler, store, schedule, overrides, UrlCanonicalizer(rules))
     _recrawls[crawler] = recrawl
     return recrawl
+
+
+def learner_from_settings(settings: BaseSettings) -> UrlRuleLearner | None:
+    """A learner as the settings ask for, or ``None`` when ``DEDUP_URL_LEARN`` is off."""
+    if not settings.getbool("DEDUP_URL_LEARN", defaults.DEDUP_URL_LEARN):
+        return None
+    min_evidence = settings.getint(
+        "DEDUP_URL_LEARN_MIN_EVIDENCE", defaults.DEDUP_URL_LEARN_MIN_EVIDENCE
+    )
+    if min_evidence < 1:
+        raise ValueError(
+            f"DEDUP_URL_LEARN_MIN_EVIDENCE={min_evidence!r}: a rule needs at least 1 page "
+            "of evidence (default 3)"
+        )
+    verify_every = settings.getint(
+        "DEDUP_URL_LEARN_VERIFY_EVERY", defaults.DEDUP_URL_LEARN_VERIFY_EVERY
+    )
+    if verify_every < 0:
+        raise ValueError(
+            f"DEDUP_URL_LEARN_VERIFY_EVERY={verify_every!r}: use 0 to never download a "
+            "request a learned rule filters, or N to download one in N"
+        )
+    return UrlRuleLearner(min_evidence=min_evidence, verify_every=verify_every)
+
+
+def rel_canonical_from_settings(settings: BaseSettings) -> bool:
+    """``DEDUP_URL_REL_CANONICAL``: whether a page's declared canonical URL counts as seen."""
+    return settings.getbool("DEDUP_URL_REL_CANONICAL", defaults.DEDUP_URL_REL_CANONICAL)
+
+
+def lease_ttl_from_settings(settings: BaseSettings) -> float:
+    """``DEDUP_LEASE_TTL``: seconds without a heartbeat before a worker's leases go back."""
+    ttl = settings.getfloat("DEDUP_LEASE_TTL", defaults.DEDUP_LEASE_TTL)
+    if ttl < 1:
+        raise ValueError(
+            f"DEDUP_LEASE_TTL={ttl!r} must be at least 1 second (default "
+            f"{defaults.DEDUP_LEASE_TTL}): the seconds without a heartbeat after which a "
+            "worker's leased requests go back to the queue"
+        )
+    return ttl
+
+
+def worker_id_from_settings(settings: BaseSettings) -> str:
+    """``DEDUP_WORKER_ID``, or this process's host name and id."""
+    worker_id = settings.get("DEDUP_WORKER_ID", defaults.DEDUP_WORKER_ID)
+    if worker_id is None:
+        return f"{socket.gethostname()}:{os.getpid()}"
+    if not isinstance(worker_id, str) or not worker_id.strip():
+        raise ValueError(
+            f"DEDUP_WORKER_ID={worker_id!r} must be a non-empty string, unique among the "
+            "running workers, or None (host name and process id)"
+        )
+    return worker_id

@@ -27,7 +27,6 @@ from urllib.parse import urlsplit
 from scrapy import signals as scrapy_signals
 from scrapy.utils.asyncio import create_looping_call
 
-from crawler import defaults
 from crawler import signals as dedup_signals
 from crawler.hashing import xxh3_128_hexdigest
 from crawler.redis.connection import RedisUnavailable
@@ -56,7 +55,6 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import BaseSettings
 
     from crawler.redis.connection import RedisConnection
     from crawler.url.canonical import UrlCanonicalizer
@@ -164,29 +162,6 @@ class SharedRules:
 
 #: Seconds between two reads of the rules other workers shared.
 SHARED_RULES_INTERVAL = 1.0
-
-
-def learner_from_settings(settings: BaseSettings) -> UrlRuleLearner | None:
-    """A learner as the settings ask for, or ``None`` when ``DEDUP_URL_LEARN`` is off."""
-    if not settings.getbool("DEDUP_URL_LEARN", defaults.DEDUP_URL_LEARN):
-        return None
-    min_evidence = settings.getint(
-        "DEDUP_URL_LEARN_MIN_EVIDENCE", defaults.DEDUP_URL_LEARN_MIN_EVIDENCE
-    )
-    if min_evidence < 1:
-        raise ValueError(
-            f"DEDUP_URL_LEARN_MIN_EVIDENCE={min_evidence!r}: a rule needs at least 1 page "
-            "of evidence (default 3)"
-        )
-    verify_every = settings.getint(
-        "DEDUP_URL_LEARN_VERIFY_EVERY", defaults.DEDUP_URL_LEARN_VERIFY_EVERY
-    )
-    if verify_every < 0:
-        raise ValueError(
-            f"DEDUP_URL_LEARN_VERIFY_EVERY={verify_every!r}: use 0 to never download a "
-            "request a learned rule filters, or N to download one in N"
-        )
-    return UrlRuleLearner(min_evidence=min_evidence, verify_every=verify_every)
 
 
 class LearnedRules:

@@ -19,11 +19,11 @@ from scrapy.utils.test import get_crawler
 from crawler.demo.param_site import IRRELEVANT_PARAMS, RELEVANT_PARAMS, ParamSite
 from crawler.dupefilters import URLDupeFilter
 from crawler.redis.connection import RedisConnection
+from crawler.url.configuration import learner_from_settings
 from crawler.url.learned_rules import (
     SNAPSHOT_NAME,
     SharedRules,
     describe_rule,
-    learner_from_settings,
     read_saved_rules,
 )
 from crawler.url.learning import LearnedRule, RuleKey
