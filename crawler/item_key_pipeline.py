@@ -22,7 +22,7 @@ from crawler.audit import ITEM_LEVEL, AuditLog
 from crawler.closing import SpiderCloser
 from crawler.content.configuration import item_key_fields_from_settings
 from crawler.content.item_keys import ITEM_KEY_VERSION, item_key
-from crawler.logformatter import DuplicateItem
+from crawler.exceptions import DuplicateItem
 from crawler.off_reactor import in_thread
 from crawler.redis.connection import (
     RedisFaultPending,

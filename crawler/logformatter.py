@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy.exceptions import DropItem
 from scrapy.logformatter import LogFormatter
+
+from crawler.exceptions import DuplicateItem
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -22,10 +23,6 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
 __all__ = ["DedupLogFormatter", "DuplicateItem"]
-
-
-class DuplicateItem(DropItem):
-    """An item dropped as a duplicate; its message names the item (URL or key)."""
 
 
 class DedupLogFormatter(LogFormatter):

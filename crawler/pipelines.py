@@ -51,8 +51,8 @@ from crawler.content.representatives import (
     may_be_superseded,
     same_page,
 )
+from crawler.exceptions import DuplicateItem
 from crawler.item_key_pipeline import ItemKeyPipeline
-from crawler.logformatter import DuplicateItem
 from crawler.off_reactor import in_thread
 from crawler.pipeline_report import ContentReport
 from crawler.redis.connection import (
