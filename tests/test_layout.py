@@ -153,7 +153,11 @@ LONG_MODULES = {
     # the shared seen store's Lua scripts and their callers (for each kind: add, contains,
     # and add then a tail of the caller's, crawler.url.stores.redis_add_then)
     "crawler.url.stores.redis": 575,
+    # the shared content index: its Lua script (look-up in both stages, verification and
+    # insert in one call, so that two workers keep one copy) and the records it packs
     "crawler.content.index.redis": 550,
+    # one file format (checksummed snapshot, append-only journal, their headers and
+    # signatures) and how a torn or foreign file is told and refused
     "crawler.state.persistence": 550,
 }
 MAX_LINES = 500
@@ -172,6 +176,57 @@ def test_every_long_module_listed_is_still_long():
     for name in LONG_MODULES:
         path = REPO_ROOT.joinpath(*name.split(".")).with_suffix(".py")
         assert len(path.read_text("utf-8").splitlines()) > MAX_LINES, f"{name}: unlist it"
+
+
+#: Classes longer than :data:`MAX_CLASS_LINES` (docstrings included), each with why it is
+#: one idea.
+LONG_CLASSES = {
+    # filtering: each way a request meets the store (new, resumed, redirected, a start
+    # request, a declared canonical URL, learned rules, Redis failing, a full disk) is a
+    # method; resume, the fault policy, rel=canonical and the report are collaborators
+    "crawler.dupefilters.URLDupeFilter": 530,
+    # one decision, exact or near: both stages, verification and the guards on each; the
+    # index, fingerprints and text normalization are elsewhere
+    "crawler.content.neardup.NearDuplicateDetector": 490,
+    # each decision on an item (unique, a copy, a better copy, held, fetched again,
+    # unchanged) with its outcome; PageFingerprinter fingerprints, ContentReport reports
+    "crawler.pipelines.NearDuplicatePipeline": 480,
+    # the demo site's pages and their variants, data more than code
+    "crawler.demo.site._SiteBuilder": 465,
+    # where a page is fingerprinted: the crawl process's lane, worker processes, their
+    # growth when pages wait, and a stuck pool replaced
+    "crawler.content.page_fingerprinter.PageFingerprinter": 340,
+    # what the components ask of a page's record: whether it is due, the conditional
+    # headers to send, what a fetch's outcome does to its interval
+    "crawler.url.recrawl.Recrawl": 330,
+    # scrapy-redis's scheduler with leases: take, renew, release, and give back a killed
+    # worker's leases
+    "crawler.schedulers.LeasingScheduler": 330,
+    # the evidence for and against each rule: learning, verification and retraction
+    "crawler.url.learning.UrlRuleLearner": 310,
+}
+MAX_CLASS_LINES = 300
+
+
+def class_lengths(path):
+    prefix = module_name(path)
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ClassDef):
+            yield f"{prefix}.{node.name}", node.end_lineno - node.lineno + 1
+
+
+@pytest.mark.parametrize("path", MODULES, ids=module_name)
+def test_no_class_is_longer_than_the_limit_unless_listed(path):
+    for name, lines in class_lengths(path):
+        assert lines <= LONG_CLASSES.get(name, MAX_CLASS_LINES), (
+            f"{name} has {lines} lines: split it, or list it in LONG_CLASSES saying why"
+        )
+
+
+def test_every_long_class_listed_is_still_long():
+    lengths = dict(pair for path in MODULES for pair in class_lengths(path))
+    for name in LONG_CLASSES:
+        assert lengths[name] > MAX_CLASS_LINES, f"{name}: unlist it"
 
 
 #: The seen stores and sets, by class name: components use them through the one
