@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from crawler.content.fingerprints import hamming_distance, simhash
-from tests.content.test_offline import EDITED_COMMENT, LONG_COMMENT, letters
+from tests.content.test_records import EDITED_COMMENT, LONG_COMMENT, letters
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,6 +1,6 @@
 """The registry reader's expansion of rules written as regular expressions, and the review
 output that lists the rules it skips. That the names it reads are stripped is tested with
-the URL rules, in tests/url/test_urls.py."""
+the URL rules, in tests/url/test_canonical.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from crawler.url.tracking_registries import (
     main,
     skipped_rules,
 )
-from tests.url.test_urls import write_registries
+from tests.url.test_canonical import write_registries
 
 
 @pytest.mark.parametrize(
