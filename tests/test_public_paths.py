@@ -30,8 +30,12 @@ DESIGN_PATHS = [
     "crawler.logformatter.DedupLogFormatter",
     "crawler.learned_rules.LearnedRulesMiddleware",  # the path of the releases before
     "crawler.tracking_params.DEFAULT_STRIP_PARAMS",
+    "crawler.settings",  # the demo project's
 ]
+#: The design itself, where it sits beside the repository (not in a fresh clone).
+DESIGN = REPO_ROOT.parent / "shared" / "DESIGN.md"
 DOCUMENTS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+DOCUMENTS += [DESIGN] if DESIGN.is_file() else []
 NAMED = sorted(
     {
         match.group(0).rstrip(".")
