@@ -82,22 +82,21 @@ def _extractor(settings: BaseSettings) -> str:
 
 
 def _second_stage_distance(settings: BaseSettings) -> int:
-    value = settings.getint("DEDUP_SECOND_STAGE_DISTANCE", defaults.DEDUP_SECOND_STAGE_DISTANCE)
-    if not 3 <= value <= 16:
-        raise ValueError(
-            f"DEDUP_SECOND_STAGE_DISTANCE={value!r} must be a Hamming distance from 3 to 16 "
-            "(the second stage probes each band one bit away: complete to 7 bits)"
-        )
-    return value
+    why = "the second stage probes each band one bit away: complete to 7 bits"
+    return _distance(settings, "DEDUP_SECOND_STAGE_DISTANCE", 3, 16, why)
 
 
 def threshold_from_settings(settings: BaseSettings, name: str) -> int:
     """``DEDUP_SHORT_THRESHOLD`` or ``DEDUP_LONG_THRESHOLD`` (*name*): a Hamming distance."""
+    why = "the banded index finds every fingerprint within 3 bits, no farther"
+    return _distance(settings, name, 0, 3, why)
+
+
+def _distance(settings: BaseSettings, name: str, lowest: int, highest: int, why: str) -> int:
     value = settings.getint(name, getattr(defaults, name))
-    if not 0 <= value <= 3:
+    if not lowest <= value <= highest:
         raise ValueError(
-            f"{name}={value!r} must be a Hamming distance from 0 to 3 (the banded index "
-            "finds every fingerprint within 3 bits, no farther)"
+            f"{name}={value!r} must be a Hamming distance from {lowest} to {highest} ({why})"
         )
     return value
 
