@@ -333,7 +333,7 @@ def _free_port() -> int:
         return port
 
 
-def _require_redis_server() -> None:
+def require_redis_server() -> None:
     if shutil.which("redis-server") is None:
         message = "redis-server is not installed (Debian package redis-server)"
         if os.environ.get("CI") == "true":
@@ -344,7 +344,7 @@ def _require_redis_server() -> None:
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServerProcess]:
     """A fresh, empty redis-server for one test."""
-    _require_redis_server()
+    require_redis_server()
     server = RedisServerProcess(tmp_path)
     server.start()
     try:
@@ -356,7 +356,7 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServerProcess]:
 @pytest.fixture
 def redis_server_factory(tmp_path: Path) -> Iterator[Callable[..., RedisServerProcess]]:
     """Start redis-servers with options (``appendonly=True``); stopped after the test."""
-    _require_redis_server()
+    require_redis_server()
     started: list[RedisServerProcess] = []
 
     def start(**options: Any) -> RedisServerProcess:

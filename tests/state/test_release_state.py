@@ -1,6 +1,7 @@
-"""A state directory written by an earlier release opens unchanged: the one in
-``tests/state/release_state/before-packages`` was written at 9e52a90, before the code was
-cut into packages by level (``tests/state/release_state/write.py`` says how)."""
+"""State written by an earlier release opens unchanged: the state directory
+``tests/state/release_state/before-packages`` and the Redis dump beside it were written at
+9e52a90, before the code was cut into packages by level
+(``tests/state/release_state/write.py`` says how)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import asyncio
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from scrapy import Request
@@ -17,7 +19,17 @@ from scrapy.utils.test import get_crawler
 
 from crawler.dupefilters import URLDupeFilter
 from crawler.pipelines import NearDuplicatePipeline
-from tests.state.release_state.write import SETTINGS, NamedSpider, article, requests_and_items
+from tests.conftest import RedisServerProcess, require_redis_server
+from tests.state.release_state.write import (
+    SETTINGS,
+    NamedSpider,
+    article,
+    redis_settings,
+    requests_and_items,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 WRITTEN = Path(__file__).parent / "release_state" / "before-packages"
 
@@ -58,3 +70,33 @@ def test_the_texts_kept_then_find_their_copies(state_dir: Path) -> None:
     pipeline.close_spider()
     stats = crawler.stats.get_stats()
     assert (stats["dedup/content/exact"], stats["dedup/content/near"]) == (1, 1)
+
+
+@pytest.fixture
+def redis_written_then(tmp_path: Path) -> Iterator[RedisServerProcess]:
+    """A redis-server that starts from the dump of the crawl that wrote it."""
+    require_redis_server()
+    shutil.copy(WRITTEN.with_suffix(".rdb"), tmp_path / "dump.rdb")
+    server = RedisServerProcess(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_the_shared_stores_written_then_open(redis_written_then: RedisServerProcess) -> None:
+    settings = redis_settings(redis_written_then.url)
+    crawler = get_crawler(NamedSpider, settings)
+    crawler.spider = crawler._create_spider()
+    dupefilter = build_from_crawler(URLDupeFilter, crawler)
+    dupefilter.open()
+    urls, _ = requests_and_items()
+    assert all(dupefilter.request_seen(Request(url)) for url in urls)
+    assert not dupefilter.request_seen(Request("https://shop.test/p/40"))
+    dupefilter.close("finished")
+    pipeline = build_from_crawler(NearDuplicatePipeline, get_crawler(NamedSpider, settings))
+    pipeline.open_spider()
+    with pytest.raises(DropItem, match=re.escape("https://news.test/a/7")):
+        asyncio.run(pipeline.process_item({"url": "https://copies.test/7", "text": article(7)}))
+    pipeline.close_spider()

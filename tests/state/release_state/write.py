@@ -1,12 +1,14 @@
-"""Write the state directory of a short crawl, with the code of the checkout it runs in.
+"""Write the state of a short crawl, with the code of the checkout it runs in.
 
 ``python tests/state/release_state/write.py DIR`` feeds a URL dupefilter (a Bloom filter) and
 the content pipeline, each persisted in *DIR*, the requests and items of
-:func:`requests_and_items`, then closes them as a finished crawl would. The state directory
-beside this script (``before-packages``) was written so at 9e52a90, the commit before the
-packages by level (issue 30), and ``tests/state/test_release_state.py`` opens it with the
-code of today. It uses only what both have: ``build_from_crawler``, ``request_seen`` and
-the pipeline's ``process_item``.
+:func:`requests_and_items`, then closes them as a finished crawl would;
+``... write.py --redis URL`` does the same with the shared stores in that Redis (a set of
+seen URLs and the shared content index), whose ``SAVE`` wrote ``before-packages.rdb``. The
+state directory beside this script (``before-packages``) and that Redis dump were written so
+at 9e52a90, the commit before the packages by level (issue 30), and
+``tests/state/test_release_state.py`` opens them with the code of today. It uses only what
+both have: ``build_from_crawler``, ``request_seen`` and the pipeline's ``process_item``.
 """
 
 from __future__ import annotations
@@ -79,11 +81,16 @@ def requests_and_items() -> tuple[list[str], list[dict[str, str]]]:
     return urls, items
 
 
-def write(state_dir: Path) -> None:
+def redis_settings(url: str) -> dict[str, object]:
+    """The settings of the crawl that wrote ``before-packages.rdb``, with its Redis at *url*."""
+    backends = {"DEDUP_URL_BACKEND": "redis", "DEDUP_CONTENT_BACKEND": "redis"}
+    return {**SETTINGS, **backends, "DEDUP_REDIS_URL": url}
+
+
+def write(settings: dict[str, object]) -> None:
     from crawler.dupefilters import URLDupeFilter
     from crawler.pipelines import NearDuplicatePipeline
 
-    settings = {**SETTINGS, "DEDUP_STATE_DIR": str(state_dir)}
     urls, items = requests_and_items()
     crawler = get_crawler(NamedSpider, settings)
     crawler.spider = crawler._create_spider()
@@ -105,4 +112,7 @@ def write(state_dir: Path) -> None:
 
 
 if __name__ == "__main__":
-    write(Path(sys.argv[1]))
+    if sys.argv[1] == "--redis":
+        write(redis_settings(sys.argv[2]))
+    else:
+        write({**SETTINGS, "DEDUP_STATE_DIR": str(Path(sys.argv[1]))})
