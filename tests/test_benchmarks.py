@@ -41,6 +41,7 @@ SMALL_RUNS = {
     "redis_urlfilter": (["--requests", "2000", "--repeat", "1", "--scale-urls", "0"], True),
     "tracking_registries": ([], True),
     "urlfilter": (["--requests", "2000", "--repeat", "1"], True),
+    "worker_transfer": (["--rounds", "1", "--copies", "1"], True),
 }
 
 
