@@ -52,6 +52,7 @@ from crawler import defaults, signals
 from crawler.audit import AuditLog
 from crawler.content.configuration import page_fields_from_settings
 from crawler.content.item_pages import ItemPage, ItemPages, item_pages
+from crawler.log_once import LogOnce
 from crawler.redis.connection import RedisUnavailable
 from crawler.url.configuration import check_url_state, recrawl_for
 from crawler.url.request_meta import META_HELD, META_ITEMS_SETTLED, META_UNCHECKED
@@ -406,7 +407,7 @@ class RecrawlMiddleware:
     def __init__(self, crawler: Crawler, recrawl: Recrawl) -> None:
         self.crawler = crawler
         self.recrawl = recrawl
-        self._unwritable_warned = False
+        self._unwritable_once = LogOnce(logger, logging.ERROR)
         crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
         audit_path = defaults.audit_path_from_settings(crawler.settings)
         if audit_path is not None:
@@ -436,14 +437,12 @@ class RecrawlMiddleware:
             raise
         except (OSError, RedisUnavailable) as exc:
             self.crawler.stats.inc_value("dedup/recrawl/unrecorded")
-            if not self._unwritable_warned:
-                self._unwritable_warned = True
-                logger.error(
-                    "Recrawl records cannot be written (DEDUP_STATE_DIR, or Redis): "
-                    "%(error)s; pages are passed on as if new meanwhile "
-                    "(dedup/recrawl/unrecorded)",
-                    {"error": exc},
-                )
+            self._unwritable_once(
+                "Recrawl records cannot be written (DEDUP_STATE_DIR, or Redis): "
+                "%(error)s; pages are passed on as if new meanwhile "
+                "(dedup/recrawl/unrecorded)",
+                {"error": exc},
+            )
         return response
 
     def _spider_idle(self) -> None:

@@ -53,6 +53,7 @@ from crawler.content.representatives import (
 )
 from crawler.exceptions import DuplicateItem
 from crawler.item_key_pipeline import ItemKeyPipeline
+from crawler.log_once import LogOnce
 from crawler.off_reactor import in_thread
 from crawler.pipeline_report import ContentReport
 from crawler.redis.connection import (
@@ -169,7 +170,7 @@ class NearDuplicatePipeline:
         )
         #: outcome -> items (the report's)
         self.counts = self.report.counts
-        self._redis_warned = False
+        self._redis_failing = LogOnce(logger, logging.WARNING)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -291,13 +292,11 @@ class NearDuplicatePipeline:
         except RedisUnavailable as exc:
             self.report.count("unchecked")
             self.report.audit(url, "kept", "unchecked", None, None)
-            if not self._redis_warned:
-                self._redis_warned = True
-                logger.warning(
-                    "Content dedup: %(error)s; items are kept unchecked meanwhile, counted "
-                    "in dedup/content/unchecked",
-                    {"error": exc},
-                )
+            self._redis_failing(
+                "Content dedup: %(error)s; items are kept unchecked meanwhile, counted "
+                "in dedup/content/unchecked",
+                {"error": exc},
+            )
             return item
         except OSError as exc:
             self.report.count("unchecked")

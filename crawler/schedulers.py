@@ -30,6 +30,7 @@ from scrapy_redis.scheduler import Scheduler
 
 from crawler import signals as dedup_signals
 from crawler.closing import close_once_opened, close_spider
+from crawler.log_once import LogOnce
 from crawler.redis.connection import (
     RedisConnection,
     RedisFaultPending,
@@ -142,7 +143,7 @@ class LeasingScheduler(Scheduler):
         # what the leases are doing: a scheduler built without from_crawler has it too
         self._held: set[int] = set()
         self._awaiting_response: set[int] = set()
-        self._expiry_warned = False
+        self._late_after_expiry = LogOnce(logger, logging.WARNING)
         self._keep_alive: Any = None
         self._closing_for_redis = False
         self._unreleased: set[int] = set()
@@ -422,15 +423,13 @@ class LeasingScheduler(Scheduler):
             self._count("dedup/lease/released")
             return
         self._count("dedup/lease/expired")
-        if not self._expiry_warned:
-            self._expiry_warned = True
-            logger.warning(
-                "A request finished after its lease had gone back to the queue (no "
-                "heartbeat for DEDUP_LEASE_TTL=%(ttl)gs): another worker may crawl it "
-                "again. Raise DEDUP_LEASE_TTL if workers are slow rather than dead.",
-                {"ttl": self.lease_ttl},
-                extra={"spider": self.spider},
-            )
+        self._late_after_expiry(
+            "A request finished after its lease had gone back to the queue (no "
+            "heartbeat for DEDUP_LEASE_TTL=%(ttl)gs): another worker may crawl it "
+            "again. Raise DEDUP_LEASE_TTL if workers are slow rather than dead.",
+            {"ttl": self.lease_ttl},
+            extra={"spider": self.spider},
+        )
 
     def _count(self, name: str, count: int = 1) -> None:
         self.crawler.stats.inc_value(name, count)

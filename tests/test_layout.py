@@ -67,9 +67,9 @@ def test_the_check_sees_a_component_import():
 #: The levels, lowest first: a module of a package imports only from its own package, the
 #: packages before it and :data:`BASE`.
 PACKAGES = ["crawler.state", "crawler.redis", "crawler.url", "crawler.content"]
-#: What every package may import: the defaults of every setting, the signals and the hashes
-#: that keep the GIL.
-BASE = {"crawler", "crawler.defaults", "crawler.hashing", "crawler.signals"}
+#: What every package may import: the defaults of every setting, the signals, the hashes
+#: that keep the GIL and the messages logged once.
+BASE = {"crawler", "crawler.defaults", "crawler.hashing", "crawler.log_once", "crawler.signals"}
 
 
 def package_of(module):

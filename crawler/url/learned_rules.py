@@ -29,6 +29,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from crawler import signals as dedup_signals
 from crawler.hashing import xxh3_128_hexdigest
+from crawler.log_once import LogOnce
 from crawler.redis.connection import RedisUnavailable
 from crawler.state.persistence import (
     StateFileError,
@@ -178,7 +179,7 @@ class LearnedRules:
     ) -> None:
         self.crawler = crawler
         self.shared = shared
-        self._sharing_warned = False
+        self._sharing_failed_once = LogOnce(logger, logging.WARNING)
         self._reading: Any = None
         self.stats = crawler.stats
         self.canonicalize = canonicalize
@@ -273,13 +274,11 @@ class LearnedRules:
         self._apply(events)
 
     def _sharing_failed(self, error: Exception) -> None:
-        if not self._sharing_warned:
-            self._sharing_warned = True
-            logger.warning(
-                "Cannot share learned URL rules through Redis (%(error)s): this worker "
-                "learns and applies its own meanwhile",
-                {"error": error},
-            )
+        self._sharing_failed_once(
+            "Cannot share learned URL rules through Redis (%(error)s): this worker "
+            "learns and applies its own meanwhile",
+            {"error": error},
+        )
 
     def close(self) -> None:
         if self._reading is not None:

@@ -39,6 +39,7 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 
 from crawler.hashing import xxh3_64_intdigest
+from crawler.log_once import LogOnce
 from crawler.redis.connection import RedisUnavailable
 from crawler.url.recrawl_records import RecrawlRecord, etag_to_keep, last_modified_seconds
 from crawler.url.recrawl_schedule import schedule_for
@@ -122,7 +123,7 @@ class Recrawl:
         self._checked_in_add: dict[bytes, tuple[bool, RecrawlRecord | None]] = {}
         self._handed: set[bytes] = set()
         self._next_pass_at = 0.0
-        self._unavailable_warned = False
+        self._unavailable_once = LogOnce(logger, logging.WARNING)
         self._due_pass: Iterator[tuple[bytes, str, RecrawlRecord]] | None = None
         self._pending: OrderedDict[str, tuple[bytes, RecrawlRecord | None, RecrawlRecord]] = (
             OrderedDict()
@@ -227,13 +228,11 @@ class Recrawl:
 
     def _unavailable(self, error: RedisUnavailable) -> None:
         self.stats.inc_value("dedup/recrawl/unchecked")
-        if not self._unavailable_warned:
-            self._unavailable_warned = True
-            logger.warning(
-                "Recrawl records unavailable: %(error)s; meanwhile seen pages are not "
-                "recrawled and fetched pages are not recorded (dedup/recrawl/unchecked)",
-                {"error": error},
-            )
+        self._unavailable_once(
+            "Recrawl records unavailable: %(error)s; meanwhile seen pages are not "
+            "recrawled and fetched pages are not recorded (dedup/recrawl/unchecked)",
+            {"error": error},
+        )
 
     # RecrawlMiddleware
 
