@@ -21,6 +21,7 @@ from scrapy.utils.request import referer_str
 
 from crawler import defaults
 from crawler.audit import URL_LEVEL, AuditLog
+from crawler.log_once import LogOnce
 from crawler.url.configuration import FILL_WARNING_RATIO, generations_from_settings
 
 if TYPE_CHECKING:
@@ -46,14 +47,14 @@ class FilterReport:
         self.filtered_by_rule: Counter[str] = Counter()
         self._audit: AuditLog | None = None
         self._audit_opened = False
-        self._fill_warned = False
-        self._growth_warned = False
+        self._filling = LogOnce(logger, logging.WARNING)
+        self._outgrown = LogOnce(logger, logging.WARNING)
         generations = generations_from_settings(crawler.settings)
         self._ttl = None if generations is None else generations.ttl
         self.clock = time.monotonic
         #: when the crawl began, by :attr:`clock`
         self.started_at = self.clock()
-        self._ttl_warned = False
+        self._ttl_too_short = LogOnce(logger, logging.WARNING)
 
     def filtered_request(
         self, request: Request, canonical: str | None, learned: list[RuleKey]
@@ -119,14 +120,13 @@ class FilterReport:
         """A ``DEDUP_URL_TTL`` shorter than the crawl forgets the URLs the crawl met first
         while it still follows links to them: each is downloaded again, and links again to
         pages it forgot (a crawl that may not end). Said once, at a count of new URLs."""
-        if self._ttl is None or self._ttl_warned:
+        if self._ttl is None or self._ttl_too_short.said:
             return
         running = self.clock() - self.started_at
         if running <= self._ttl:
             return
-        self._ttl_warned = True
         self.stats.set_value("dedup/url/ttl_shorter_than_crawl", 1)
-        logger.warning(
+        self._ttl_too_short(
             "This crawl has run %(running).0fs, longer than DEDUP_URL_TTL=%(ttl)g: the URLs "
             "it met first are forgotten and downloaded again when linked. The TTL is the age "
             "at which a later crawl downloads a page again: set it above a crawl's length, or "
@@ -150,14 +150,13 @@ class FilterReport:
         if "fill_ratio" not in store_stats:
             return
         fill_ratio = store_stats["fill_ratio"]
-        if fill_ratio >= FILL_WARNING_RATIO and not self._fill_warned:
-            self._fill_warned = True
+        if fill_ratio >= FILL_WARNING_RATIO and not self._filling.said:
             past_capacity = (
                 "its false-positive rate rises above DEDUP_URL_ERROR_RATE"
                 if seen.stats_name == "redis-bloom"
                 else "it grows (more memory, slower) to keep its false-positive rate"
             )
-            logger.warning(
+            self._filling(
                 "The URL Bloom filter holds %(entries)d URLs, %(percent).0f%% of "
                 "DEDUP_URL_CAPACITY; past it, %(past_capacity)s. Raise "
                 "DEDUP_URL_CAPACITY for the next crawl.",
@@ -167,9 +166,8 @@ class FilterReport:
                     "past_capacity": past_capacity,
                 },
             )
-        if store_stats.get("filters", 1) > 1 and not self._growth_warned:
-            self._growth_warned = True
-            logger.warning(
+        if store_stats.get("filters", 1) > 1:
+            self._outgrown(
                 "The URL Bloom filter outgrew DEDUP_URL_CAPACITY and added a filter "
                 "to keep its false-positive rate (now about %(rate).2g)",
                 {"rate": store_stats["false_positive_rate"]},

@@ -164,7 +164,7 @@ class NearDuplicatePipeline:
             max_held=crawler.settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 5_000_000),
         )
         self._locked = False
-        self._state_warned = False
+        self._state_unwritable_once = LogOnce(logger, logging.ERROR)
         self.report = ContentReport(
             crawler.stats, action=action, html_field=html_field, text_field=text_field
         )
@@ -496,10 +496,7 @@ class NearDuplicatePipeline:
     def _state_unwritable(self, error: OSError) -> None:
         """The state directory refused a write (full, or read-only): items are kept
         unchecked, and the spider closes."""
-        if self._state_warned:
-            return
-        self._state_warned = True
-        logger.error(
+        said_now = self._state_unwritable_once(
             "Content dedup cannot write its state in %(dir)s (%(setting)s): %(error)s; "
             "closing the spider; items are kept unchecked meanwhile, counted in "
             "dedup/content/unchecked",
@@ -509,7 +506,8 @@ class NearDuplicatePipeline:
                 "error": error,
             },
         )
-        close_spider(self.crawler, "dedup_state_unwritable")
+        if said_now:
+            close_spider(self.crawler, "dedup_state_unwritable")
 
     def _decide(
         self,
