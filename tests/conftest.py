@@ -196,7 +196,8 @@ class RedisServerProcess:
 
     With *password*, clients must authenticate; with *tls*, :attr:`url` is a
     ``rediss://`` URL to a TLS port whose self-signed certificate is
-    :attr:`ca_file` (the plain port stays, for the readiness check).
+    :attr:`ca_file` (the plain port stays, for the readiness check); with *dump*, it
+    starts from that RDB file (copied into *directory*).
     """
 
     def __init__(
@@ -207,8 +208,10 @@ class RedisServerProcess:
         password: str | None = None,
         tls: bool = False,
         cluster: bool = False,
+        dump: Path | None = None,
     ) -> None:
         self.directory = directory
+        self.dump = dump
         self.appendonly = appendonly
         self.password = password
         self.cluster = cluster
@@ -242,6 +245,8 @@ class RedisServerProcess:
         return options
 
     def start(self) -> None:
+        if self.dump is not None and not (self.directory / "dump.rdb").exists():
+            shutil.copy(self.dump, self.directory / "dump.rdb")
         command = [
             "redis-server",
             "--port",

@@ -19,7 +19,7 @@ from scrapy.utils.test import get_crawler
 
 from crawler.dupefilters import URLDupeFilter
 from crawler.pipelines import NearDuplicatePipeline
-from tests.conftest import RedisServerProcess, require_redis_server
+from tests.conftest import RedisServerProcess
 from tests.state.release_state.write import (
     SETTINGS,
     NamedSpider,
@@ -29,7 +29,7 @@ from tests.state.release_state.write import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable
 
 WRITTEN = Path(__file__).parent / "release_state" / "before-packages"
 
@@ -72,21 +72,12 @@ def test_the_texts_kept_then_find_their_copies(state_dir: Path) -> None:
     assert (stats["dedup/content/exact"], stats["dedup/content/near"]) == (1, 1)
 
 
-@pytest.fixture
-def redis_written_then(tmp_path: Path) -> Iterator[RedisServerProcess]:
-    """A redis-server that starts from the dump of the crawl that wrote it."""
-    require_redis_server()
-    shutil.copy(WRITTEN.with_suffix(".rdb"), tmp_path / "dump.rdb")
-    server = RedisServerProcess(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-def test_the_shared_stores_written_then_open(redis_written_then: RedisServerProcess) -> None:
-    settings = redis_settings(redis_written_then.url)
+def test_the_shared_stores_written_then_open(
+    redis_server_factory: Callable[..., RedisServerProcess],
+) -> None:
+    # a redis-server that starts from the dump of the crawl that wrote to it
+    server = redis_server_factory(dump=WRITTEN.with_suffix(".rdb"))
+    settings = redis_settings(server.url)
     crawler = get_crawler(NamedSpider, settings)
     crawler.spider = crawler._create_spider()
     dupefilter = build_from_crawler(URLDupeFilter, crawler)
