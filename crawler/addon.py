@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from crawler import defaults
-from crawler.content.configuration import item_key_fields_from_settings
+from crawler.content.configuration import item_keys_asked
 from crawler.exporters import JSON_LINES_FORMATS, FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
 from crawler.item_key_pipeline import ItemKeyPipeline
@@ -77,7 +77,7 @@ class DedupAddon:
             settings.setdefault_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", RecrawlMiddleware, RECRAWL_MIDDLEWARE_ORDER
             )
-        if item_key_fields_from_settings(settings):
+        if item_keys_asked(settings):
             settings.setdefault_in_component_priority_dict(
                 "ITEM_PIPELINES", ItemKeyPipeline, ITEM_KEY_PIPELINE_ORDER
             )

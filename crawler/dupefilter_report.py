@@ -47,14 +47,14 @@ class FilterReport:
         self.filtered_by_rule: Counter[str] = Counter()
         self._audit: AuditLog | None = None
         self._audit_opened = False
-        self._filling = LogOnce(logger, logging.WARNING)
-        self._outgrown = LogOnce(logger, logging.WARNING)
+        self._warn_filling = LogOnce(logger, logging.WARNING)
+        self._warn_outgrown = LogOnce(logger, logging.WARNING)
         generations = generations_from_settings(crawler.settings)
         self._ttl = None if generations is None else generations.ttl
         self.clock = time.monotonic
         #: when the crawl began, by :attr:`clock`
         self.started_at = self.clock()
-        self._ttl_too_short = LogOnce(logger, logging.WARNING)
+        self._warn_ttl_too_short = LogOnce(logger, logging.WARNING)
 
     def filtered_request(
         self, request: Request, canonical: str | None, learned: list[RuleKey]
@@ -120,13 +120,13 @@ class FilterReport:
         """A ``DEDUP_URL_TTL`` shorter than the crawl forgets the URLs the crawl met first
         while it still follows links to them: each is downloaded again, and links again to
         pages it forgot (a crawl that may not end). Said once, at a count of new URLs."""
-        if self._ttl is None or self._ttl_too_short.said:
+        if self._ttl is None or self._warn_ttl_too_short.said:
             return
         running = self.clock() - self.started_at
         if running <= self._ttl:
             return
         self.stats.set_value("dedup/url/ttl_shorter_than_crawl", 1)
-        self._ttl_too_short(
+        self._warn_ttl_too_short(
             "This crawl has run %(running).0fs, longer than DEDUP_URL_TTL=%(ttl)g: the URLs "
             "it met first are forgotten and downloaded again when linked. The TTL is the age "
             "at which a later crawl downloads a page again: set it above a crawl's length, or "
@@ -150,13 +150,13 @@ class FilterReport:
         if "fill_ratio" not in store_stats:
             return
         fill_ratio = store_stats["fill_ratio"]
-        if fill_ratio >= FILL_WARNING_RATIO and not self._filling.said:
+        if fill_ratio >= FILL_WARNING_RATIO and not self._warn_filling.said:
             past_capacity = (
                 "its false-positive rate rises above DEDUP_URL_ERROR_RATE"
                 if seen.stats_name == "redis-bloom"
                 else "it grows (more memory, slower) to keep its false-positive rate"
             )
-            self._filling(
+            self._warn_filling(
                 "The URL Bloom filter holds %(entries)d URLs, %(percent).0f%% of "
                 "DEDUP_URL_CAPACITY; past it, %(past_capacity)s. Raise "
                 "DEDUP_URL_CAPACITY for the next crawl.",
@@ -167,7 +167,7 @@ class FilterReport:
                 },
             )
         if store_stats.get("filters", 1) > 1:
-            self._outgrown(
+            self._warn_outgrown(
                 "The URL Bloom filter outgrew DEDUP_URL_CAPACITY and added a filter "
                 "to keep its false-positive rate (now about %(rate).2g)",
                 {"rate": store_stats["false_positive_rate"]},

@@ -70,11 +70,10 @@ class DedupLogStats:
         if not interval:
             raise NotConfigured(f"{setting} is 0")
         assert crawler.stats is not None
-        extension = cls(
-            crawler.stats,
-            interval,
-            action=action_from_settings(settings),
-        )
+        # checked by the content pipeline, when the content level is on
+        content_off = defaults.switched_off(settings, "DEDUP_CONTENT_ENABLED")
+        action = "drop" if content_off else action_from_settings(settings)
+        extension = cls(crawler.stats, interval, action=action)
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension

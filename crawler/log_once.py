@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["LogOnce"]
 
@@ -30,15 +33,15 @@ class LogOnce:
         self.said = False
         self._lock = threading.Lock()
 
-    def __call__(self, message: str, args: Any = None, **kwargs: Any) -> bool:
+    def __call__(self, message: str, args: Mapping[str, Any] | None = None, **kwargs: Any) -> bool:
         """Log *message* % *args* (``logging``'s *extra*... in *kwargs*) unless it was
-        logged already; whether it was logged now."""
+        logged already, as logged where it is called; whether it was logged now."""
         with self._lock:
             if self.said:
                 return False
             self.said = True
         if args is None:
-            self.logger.log(self.level, message, **kwargs)
+            self.logger.log(self.level, message, stacklevel=2, **kwargs)
         else:
-            self.logger.log(self.level, message, args, **kwargs)
+            self.logger.log(self.level, message, args, stacklevel=2, **kwargs)
         return True

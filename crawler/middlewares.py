@@ -407,7 +407,7 @@ class RecrawlMiddleware:
     def __init__(self, crawler: Crawler, recrawl: Recrawl) -> None:
         self.crawler = crawler
         self.recrawl = recrawl
-        self._unwritable_once = LogOnce(logger, logging.ERROR)
+        self._warn_unwritable = LogOnce(logger, logging.ERROR)
         crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
         audit_path = defaults.audit_path_from_settings(crawler.settings)
         if audit_path is not None:
@@ -437,7 +437,7 @@ class RecrawlMiddleware:
             raise
         except (OSError, RedisUnavailable) as exc:
             self.crawler.stats.inc_value("dedup/recrawl/unrecorded")
-            self._unwritable_once(
+            self._warn_unwritable(
                 "Recrawl records cannot be written (DEDUP_STATE_DIR, or Redis): "
                 "%(error)s; pages are passed on as if new meanwhile "
                 "(dedup/recrawl/unrecorded)",

@@ -164,13 +164,13 @@ class NearDuplicatePipeline:
             max_held=crawler.settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 5_000_000),
         )
         self._locked = False
-        self._state_unwritable_once = LogOnce(logger, logging.ERROR)
+        self._warn_state_unwritable = LogOnce(logger, logging.ERROR)
         self.report = ContentReport(
             crawler.stats, action=action, html_field=html_field, text_field=text_field
         )
         #: outcome -> items (the report's)
         self.counts = self.report.counts
-        self._redis_failing = LogOnce(logger, logging.WARNING)
+        self._warn_redis_failing = LogOnce(logger, logging.WARNING)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -292,7 +292,7 @@ class NearDuplicatePipeline:
         except RedisUnavailable as exc:
             self.report.count("unchecked")
             self.report.audit(url, "kept", "unchecked", None, None)
-            self._redis_failing(
+            self._warn_redis_failing(
                 "Content dedup: %(error)s; items are kept unchecked meanwhile, counted "
                 "in dedup/content/unchecked",
                 {"error": exc},
@@ -496,7 +496,7 @@ class NearDuplicatePipeline:
     def _state_unwritable(self, error: OSError) -> None:
         """The state directory refused a write (full, or read-only): items are kept
         unchecked, and the spider closes."""
-        said_now = self._state_unwritable_once(
+        first_fault = self._warn_state_unwritable(
             "Content dedup cannot write its state in %(dir)s (%(setting)s): %(error)s; "
             "closing the spider; items are kept unchecked meanwhile, counted in "
             "dedup/content/unchecked",
@@ -506,7 +506,7 @@ class NearDuplicatePipeline:
                 "error": error,
             },
         )
-        if said_now:
+        if first_fault:  # the spider closes once
             close_spider(self.crawler, "dedup_state_unwritable")
 
     def _decide(

@@ -41,8 +41,12 @@ from crawler.redis.connection import (
     redis_params_from_settings,
     wait_while_redis_fails,
 )
-from crawler.redis.leases import Lease, RequestLeases
-from crawler.url.configuration import lease_ttl_from_settings, worker_id_from_settings
+from crawler.redis.leases import (
+    Lease,
+    RequestLeases,
+    lease_ttl_from_settings,
+    worker_id_from_settings,
+)
 from crawler.url.request_meta import (
     FRONTIER_MIDDLEWARE,
     META_LEASE,
@@ -143,7 +147,7 @@ class LeasingScheduler(Scheduler):
         # what the leases are doing: a scheduler built without from_crawler has it too
         self._held: set[int] = set()
         self._awaiting_response: set[int] = set()
-        self._late_after_expiry = LogOnce(logger, logging.WARNING)
+        self._warn_late_after_expiry = LogOnce(logger, logging.WARNING)
         self._keep_alive: Any = None
         self._closing_for_redis = False
         self._unreleased: set[int] = set()
@@ -423,7 +427,7 @@ class LeasingScheduler(Scheduler):
             self._count("dedup/lease/released")
             return
         self._count("dedup/lease/expired")
-        self._late_after_expiry(
+        self._warn_late_after_expiry(
             "A request finished after its lease had gone back to the queue (no "
             "heartbeat for DEDUP_LEASE_TTL=%(ttl)gs): another worker may crawl it "
             "again. Raise DEDUP_LEASE_TTL if workers are slow rather than dead.",

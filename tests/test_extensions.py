@@ -105,6 +105,14 @@ def test_bad_interval_names_the_setting(value):
         make_extension({"DEDUP_LOG_INTERVAL": value})
 
 
+def test_the_action_is_checked_only_when_the_content_level_is_on():
+    # the pipeline that acts is not built then: a value left in settings.py stops nothing
+    off = {"DEDUP_CONTENT_ENABLED": False, "DEDUP_CONTENT_ACTION": "skip"}
+    assert make_extension(off).verb == "dropped"
+    with pytest.raises(ValueError, match="DEDUP_CONTENT_ACTION='skip' is not an action"):
+        make_extension({"DEDUP_CONTENT_ACTION": "skip"})
+
+
 class LingerWhenIdle:
     """Keep an idle spider open a few seconds (until the engine's next idle check), so
     that periodic lines are logged once every request and item has been handled."""

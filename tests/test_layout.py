@@ -302,37 +302,60 @@ SETTINGS_READERS = {
     "crawler.url.configuration",
     "crawler.content.configuration",
     "crawler.redis.connection",
+    "crawler.redis.leases",  # the leasing scheduler's
 }
-_SETTING_GETTERS = {"get", "getbool", "getint", "getfloat", "getlist", "getdict", "getwithbase"}
+_SETTING_GETTERS = {"get", "getbool", "getint", "getfloat", "getlist", "getdict", "getdictorlist"}
+_SETTING_GETTERS |= {"getwithbase", "getpriority"}
 
 
 def dedup_setting_reads(source):
-    """The reads of a ``DEDUP_*`` setting in *source*: ``settings.get*("DEDUP_...")``, a
-    getter given a default of :mod:`crawler.defaults` (``getattr(defaults, name)``), and
-    ``settings["DEDUP_..."]``."""
+    """The reads of a ``DEDUP_*`` setting in *source*, on anything named ``...settings``: a
+    getter given the setting's name (a string, an f-string or ``name=``) or a default of
+    :mod:`crawler.defaults` (``defaults.DEDUP_X``, ``DEDUP_X``, ``getattr(defaults, name)``),
+    and ``settings["DEDUP_..."]``. A name held in a variable, without a default, is not
+    seen."""
     reads = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call):
-            if getattr(node.func, "attr", None) in _SETTING_GETTERS and (
-                _names_a_dedup_setting(node.args[:1]) or any(map(_is_a_default, node.args))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+            if (
+                node.func.attr in _SETTING_GETTERS
+                and _is_settings(node.func.value)
+                and (
+                    _names_a_dedup_setting(arguments[:1])
+                    or _names_a_dedup_setting([k.value for k in node.keywords if k.arg == "name"])
+                    or any(map(_is_a_default, arguments))
+                )
             ):
                 reads.add(ast.unparse(node))
         elif (
             isinstance(node, ast.Subscript)
             and not isinstance(node.ctx, ast.Store)
+            and _is_settings(node.value)
             and _names_a_dedup_setting([node.slice])
         ):
             reads.add(ast.unparse(node))
     return sorted(reads)
 
 
+def _is_settings(node):
+    return ast.unparse(node).lower().endswith("settings")
+
+
 def _names_a_dedup_setting(nodes):
-    return any(isinstance(n, ast.Constant) and str(n.value).startswith("DEDUP_") for n in nodes)
+    for node in nodes:
+        if isinstance(node, ast.JoinedStr) and node.values:  # f"DEDUP_{kind}_KEY"
+            node = node.values[0]
+        if isinstance(node, ast.Constant) and str(node.value).startswith("DEDUP_"):
+            return True
+    return False
 
 
 def _is_a_default(node):
+    if isinstance(node, ast.Name):  # from crawler.defaults import DEDUP_URL_LEARN
+        return node.id.startswith("DEDUP_")
     if isinstance(node, ast.Attribute):  # defaults.DEDUP_URL_LEARN
-        return getattr(node.value, "id", None) == "defaults"
+        return node.attr.startswith("DEDUP_")
     return (  # getattr(defaults, name)
         isinstance(node, ast.Call)
         and getattr(node.func, "id", None) == "getattr"
@@ -357,9 +380,19 @@ def test_the_settings_check_sees_a_read():
         'settings.set("DEDUP_STATE_DIR", "x")\n'
         'd = settings.getint("CONCURRENT_REQUESTS")\n'
         'print(f"default: {getattr(defaults, name)}")\n'
+        'e = self.crawler.settings.get(f"DEDUP_REDIS_{kind}_KEY")\n'
+        "f = settings.getfloat(name, DEDUP_LEASE_TTL)\n"
+        'g = settings.get(name="DEDUP_WORKER_ID")\n'
+        # not settings: the options of a call, the environment, a stored signature
+        'h = self.options.get("extractor", defaults.DEDUP_EXTRACTOR)\n'
+        'i = os.environ.get("DEDUP_PURE_PYTHON")\n'
+        'j = signature["DEDUP_URL_BACKEND"]\n'
     )
     assert dedup_setting_reads(source) == [
         "crawler.settings['DEDUP_STATE_DIR']",
+        "self.crawler.settings.get(f'DEDUP_REDIS_{kind}_KEY')",
+        "settings.get(name='DEDUP_WORKER_ID')",
         "settings.getbool('DEDUP_URL_LEARN', defaults.DEDUP_URL_LEARN)",
+        "settings.getfloat(name, DEDUP_LEASE_TTL)",
         "settings.getint(name, getattr(defaults, name))",
     ]

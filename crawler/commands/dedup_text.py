@@ -19,8 +19,8 @@ from tqdm import tqdm
 
 from crawler import defaults
 from crawler.content.configuration import (
-    page_fields_from_settings,
     text_chars_from_settings,
+    text_field_from_settings,
     threshold_from_settings,
 )
 from crawler.content.index import MAX_QUERY_DISTANCE
@@ -217,7 +217,9 @@ class Command(ScrapyCommand):
         ):
             value = getattr(opts, name)
             if value is None:
-                reader = threshold_from_settings if highest else text_chars_from_settings
+                reader = (
+                    threshold_from_settings if highest is not None else text_chars_from_settings
+                )
                 try:
                     value = reader(settings, setting)
                 except ValueError as exc:
@@ -232,10 +234,14 @@ class Command(ScrapyCommand):
             short_text_chars=limits["short_text_chars"],
             min_chars=limits["min_text_chars"],
         )
+        try:
+            text_field = opts.field or text_field_from_settings(settings)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         return RecordDeduplicator(
             detector,
             record_format=record_format,
-            text_field=opts.field or page_fields_from_settings(settings)[1],
+            text_field=text_field,
             min_repeats=None if opts.no_fold_repeats else opts.min_repeats,
             max_record_bytes=opts.max_record_bytes,
         )

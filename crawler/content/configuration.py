@@ -159,6 +159,11 @@ def page_fields_from_settings(settings: Any) -> tuple[str, str]:
     )
 
 
+def text_field_from_settings(settings: Any) -> str:
+    """``DEDUP_TEXT_FIELD``: the item field that holds a page's text."""
+    return _field_name(settings, "DEDUP_TEXT_FIELD")
+
+
 def item_text_fields_from_settings(settings: BaseSettings) -> list[str]:
     """``DEDUP_ITEM_TEXT_FIELDS``: the fields whose text stands for an item without a page."""
     return _field_names(settings, "DEDUP_ITEM_TEXT_FIELDS")
@@ -167,6 +172,11 @@ def item_text_fields_from_settings(settings: BaseSettings) -> list[str]:
 def item_key_fields_from_settings(settings: BaseSettings) -> list[str]:
     """``DEDUP_ITEM_KEY_FIELDS``: the fields whose values make an item's key (none: no key)."""
     return _field_names(settings, "DEDUP_ITEM_KEY_FIELDS")
+
+
+def item_keys_asked(settings: BaseSettings) -> bool:
+    """Whether ``DEDUP_ITEM_KEY_FIELDS`` names fields (checked by the item-key pipeline)."""
+    return bool(settings.getlist("DEDUP_ITEM_KEY_FIELDS", defaults.DEDUP_ITEM_KEY_FIELDS))
 
 
 def keep_html_from_settings(settings: BaseSettings) -> bool:

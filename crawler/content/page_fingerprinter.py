@@ -97,8 +97,7 @@ class PageFingerprinter:
       behind in turn (by the same sign: the others start beside it); a page too large or
       too deeply nested for a thread that cannot be stopped goes to the workers at once;
     * a number: so many worker processes from :meth:`open` on; ``0``: in the calling thread;
-    * *options*: :func:`~crawler.content.pages.fingerprint_page`'s keyword arguments, its
-      ``extractor`` among them (the worker processes import it before their first page).
+    * *options*: :func:`~crawler.content.pages.fingerprint_page`'s keyword arguments.
     """
 
     def __init__(
@@ -399,7 +398,7 @@ class PageFingerprinter:
             workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=start_worker,
-            initargs=(self.options["extractor"], os.getpid()),
+            initargs=(self.options.get("extractor", defaults.DEDUP_EXTRACTOR), os.getpid()),
         )
         # the pool starts a process per task it is given: start them all now, while the
         # first pages download

@@ -24,14 +24,21 @@ Keys, next to the queue key ``<queue>`` (e.g. ``site:requests``):
 
 Every change to a lease is one Lua call, so a kill at any point, or two
 workers reclaiming the same leases, neither loses nor duplicates a request.
-No Scrapy import: the scheduler in :mod:`crawler.schedulers` does the wiring.
+No Scrapy import: the scheduler in :mod:`crawler.schedulers` does the wiring, with the
+lease settings this module reads (:func:`lease_ttl_from_settings`, :func:`worker_id_from_settings`).
 """
 
 from __future__ import annotations
 
+import os
+import socket
 from typing import TYPE_CHECKING, NamedTuple, cast
 
+from crawler import defaults
+
 if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
     from crawler.redis.connection import RedisConnection
 
 #: The request queues of scrapy-redis, by how they pop and push back:
@@ -367,3 +374,28 @@ class RequestLeases:
             self.connection.call(self.connection.client.hgetall, self.leases_key(self.worker_id)),
         )
         return {int(id_): entry.split(b" ", 1)[1] for id_, entry in entries.items()}
+
+
+def lease_ttl_from_settings(settings: BaseSettings) -> float:
+    """``DEDUP_LEASE_TTL``: seconds without a heartbeat before a worker's leases go back."""
+    ttl = settings.getfloat("DEDUP_LEASE_TTL", defaults.DEDUP_LEASE_TTL)
+    if ttl < 1:
+        raise ValueError(
+            f"DEDUP_LEASE_TTL={ttl!r} must be at least 1 second (default "
+            f"{defaults.DEDUP_LEASE_TTL}): the seconds without a heartbeat after which a "
+            "worker's leased requests go back to the queue"
+        )
+    return ttl
+
+
+def worker_id_from_settings(settings: BaseSettings) -> str:
+    """``DEDUP_WORKER_ID``, or this process's host name and id."""
+    worker_id = settings.get("DEDUP_WORKER_ID", defaults.DEDUP_WORKER_ID)
+    if worker_id is None:
+        return f"{socket.gethostname()}:{os.getpid()}"
+    if not isinstance(worker_id, str) or not worker_id.strip():
+        raise ValueError(
+            f"DEDUP_WORKER_ID={worker_id!r} must be a non-empty string, unique among the "
+            "running workers, or None (host name and process id)"
+        )
+    return worker_id

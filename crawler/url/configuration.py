@@ -1,12 +1,12 @@
-"""Stores and rules built from settings, for every Scrapy component of this package and
-for the commands: the URL rules, the state directory, the seen stores (local and Redis)
-and their signatures. Each bad value raises :exc:`ValueError` naming its setting."""
+"""The URL level's settings, read and checked, and what is built from them, for its Scrapy
+components and the commands: the URL rules, the state directory, the seen stores (local
+and Redis) and their signatures, recrawls, learned rules, rel=canonical. Each bad value
+raises :exc:`ValueError` naming its setting."""
 
 from __future__ import annotations
 
 import logging
 import os
-import socket
 import weakref
 from functools import partial
 from pathlib import Path
@@ -22,7 +22,6 @@ from crawler.state.lock import check_state_dir_free
 from crawler.url.canonical import UrlCanonicalizer, UrlRules
 from crawler.url.frontier import check_files as check_frontier_files
 from crawler.url.generations import Generations
-from crawler.url.learning import UrlRuleLearner
 from crawler.url.recrawl import Recrawl
 from crawler.url.recrawl_redis_store import RedisRecrawlStore
 from crawler.url.recrawl_schedule import RecrawlSchedule
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
+    from crawler.url.learning import UrlRuleLearner
     from crawler.url.stores import SeenSet, SeenStore
 
 logger = logging.getLogger(__name__)
@@ -429,6 +429,8 @@ def recrawl_for(crawler: Crawler) -> Recrawl | None:
 
 def learner_from_settings(settings: BaseSettings) -> UrlRuleLearner | None:
     """A learner as the settings ask for, or ``None`` when ``DEDUP_URL_LEARN`` is off."""
+    from crawler.url.learning import UrlRuleLearner  # only for the dupefilter
+
     if not settings.getbool("DEDUP_URL_LEARN", defaults.DEDUP_URL_LEARN):
         return None
     min_evidence = settings.getint(
@@ -453,28 +455,3 @@ def learner_from_settings(settings: BaseSettings) -> UrlRuleLearner | None:
 def rel_canonical_from_settings(settings: BaseSettings) -> bool:
     """``DEDUP_URL_REL_CANONICAL``: whether a page's declared canonical URL counts as seen."""
     return settings.getbool("DEDUP_URL_REL_CANONICAL", defaults.DEDUP_URL_REL_CANONICAL)
-
-
-def lease_ttl_from_settings(settings: BaseSettings) -> float:
-    """``DEDUP_LEASE_TTL``: seconds without a heartbeat before a worker's leases go back."""
-    ttl = settings.getfloat("DEDUP_LEASE_TTL", defaults.DEDUP_LEASE_TTL)
-    if ttl < 1:
-        raise ValueError(
-            f"DEDUP_LEASE_TTL={ttl!r} must be at least 1 second (default "
-            f"{defaults.DEDUP_LEASE_TTL}): the seconds without a heartbeat after which a "
-            "worker's leased requests go back to the queue"
-        )
-    return ttl
-
-
-def worker_id_from_settings(settings: BaseSettings) -> str:
-    """``DEDUP_WORKER_ID``, or this process's host name and id."""
-    worker_id = settings.get("DEDUP_WORKER_ID", defaults.DEDUP_WORKER_ID)
-    if worker_id is None:
-        return f"{socket.gethostname()}:{os.getpid()}"
-    if not isinstance(worker_id, str) or not worker_id.strip():
-        raise ValueError(
-            f"DEDUP_WORKER_ID={worker_id!r} must be a non-empty string, unique among the "
-            "running workers, or None (host name and process id)"
-        )
-    return worker_id

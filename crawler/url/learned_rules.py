@@ -179,7 +179,7 @@ class LearnedRules:
     ) -> None:
         self.crawler = crawler
         self.shared = shared
-        self._sharing_failed_once = LogOnce(logger, logging.WARNING)
+        self._warn_sharing_failed = LogOnce(logger, logging.WARNING)
         self._reading: Any = None
         self.stats = crawler.stats
         self.canonicalize = canonicalize
@@ -274,7 +274,7 @@ class LearnedRules:
         self._apply(events)
 
     def _sharing_failed(self, error: Exception) -> None:
-        self._sharing_failed_once(
+        self._warn_sharing_failed(
             "Cannot share learned URL rules through Redis (%(error)s): this worker "
             "learns and applies its own meanwhile",
             {"error": error},

@@ -123,7 +123,7 @@ class Recrawl:
         self._checked_in_add: dict[bytes, tuple[bool, RecrawlRecord | None]] = {}
         self._handed: set[bytes] = set()
         self._next_pass_at = 0.0
-        self._unavailable_once = LogOnce(logger, logging.WARNING)
+        self._warn_unavailable = LogOnce(logger, logging.WARNING)
         self._due_pass: Iterator[tuple[bytes, str, RecrawlRecord]] | None = None
         self._pending: OrderedDict[str, tuple[bytes, RecrawlRecord | None, RecrawlRecord]] = (
             OrderedDict()
@@ -228,7 +228,7 @@ class Recrawl:
 
     def _unavailable(self, error: RedisUnavailable) -> None:
         self.stats.inc_value("dedup/recrawl/unchecked")
-        self._unavailable_once(
+        self._warn_unavailable(
             "Recrawl records unavailable: %(error)s; meanwhile seen pages are not "
             "recrawled and fetched pages are not recorded (dedup/recrawl/unchecked)",
             {"error": error},
