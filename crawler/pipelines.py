@@ -40,7 +40,6 @@ from crawler.content.configuration import (
     workers_from_settings,
 )
 from crawler.content.held_items import HeldItems
-from crawler.content.index.redis import RedisContentIndex
 from crawler.content.item_pages import item_pages, item_text
 from crawler.content.neardup import NearDuplicateDetector
 from crawler.content.page_fingerprinter import PageFingerprinter
@@ -211,7 +210,7 @@ class NearDuplicatePipeline:
 
     def open_spider(self) -> None:
         shared_index = self.detector.shared_index
-        if isinstance(shared_index, RedisContentIndex):
+        if shared_index is not None:
             try:
                 shared_index.open(self.detector.signature)
             except RedisStartRefused as exc:

@@ -73,7 +73,8 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
-    from crawler.content.index import ContentHashTable, FingerprintIndex, SharedContentIndex
+    from crawler.content.index import ContentHashTable, FingerprintIndex
+    from crawler.content.index.redis import RedisContentIndex
 
 logger = logging.getLogger(__name__)
 
@@ -304,7 +305,7 @@ class NearDuplicateDetector:
         second_stage_distance: int = DEFAULT_SECOND_STAGE_DISTANCE,
         index: FingerprintIndex | None = None,
         content_hashes: ContentHashTable | None = None,
-        shared_index: SharedContentIndex | None = None,
+        shared_index: RedisContentIndex | None = None,
         extractor: str | None = None,
         index_copies: bool = True,
     ) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote_plus, urlsplit
 
 from crawler import defaults
-from crawler.state.persistence import signature_difference, versions_differ
+from crawler.state.persistence import check_signature
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -467,20 +467,15 @@ class RedisConnection:
                 f"a rules signature (by another dupefilter, such as scrapy-redis's?); use "
                 f"another {key_setting}, or delete the key"
             )
-        stored = json.loads(stored_raw)
-        difference = signature_difference(stored, signature)
-        if difference and versions_differ(stored, signature):
-            raise RedisSignatureMismatch(
-                f"the data at Redis key {data_key!r} ({redact(self.url)}) was built by "
-                f"another release of the extension ({difference}); run every worker "
-                f"with that release, or use another {key_setting}"
-            )
-        if difference:
-            raise RedisSignatureMismatch(
-                f"the data at Redis key {data_key!r} ({redact(self.url)}) was built with "
-                f"other rules ({difference}); every worker sharing it must use the same "
-                f"settings, or another {key_setting}"
-            )
+        check_signature(
+            json.loads(stored_raw),
+            signature,
+            RedisSignatureMismatch,
+            f"the data at Redis key {data_key!r} ({redact(self.url)}) was built",
+            other_release=f"run every worker with that release, or use another {key_setting}",
+            other_rules="Every worker sharing it must use the same settings, or another "
+            f"{key_setting}.",
+        )
 
 
 #: KEYS[1] signature, KEYS[2] data; ARGV[1] this worker's signature. Returns

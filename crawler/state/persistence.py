@@ -79,6 +79,36 @@ def versions_differ(stored: Mapping[str, Any], current: Mapping[str, Any]) -> bo
     )
 
 
+def check_signature(
+    stored: Mapping[str, Any],
+    current: Mapping[str, Any],
+    error: type[Exception],
+    written: str,
+    *,
+    other_release: str,
+    other_rules: str,
+) -> None:
+    """Raise *error* unless the rules signature of stored data (*written*: what wrote
+    it, e.g. ``"{path} was written"``) is *current*; the message says what differs, then
+    *other_release* when a version does (no setting brings the data back), else
+    *other_rules*.
+
+    >>> check_signature({"a": 1}, {"a": 2}, ValueError, "x was written", other_release="",
+    ...                 other_rules="Restore them.")
+    Traceback (most recent call last):
+    ...
+    ValueError: x was written with other rules (a: 1 -> 2). Restore them.
+    """
+    difference = signature_difference(stored, current)
+    if not difference:
+        return
+    if versions_differ(stored, current):
+        raise error(
+            f"{written} by another release of the extension ({difference}), {other_release}"
+        )
+    raise error(f"{written} with other rules ({difference}). {other_rules}")
+
+
 def _encode_header(magic: bytes, header: Mapping[str, Any]) -> bytes:
     encoded = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
     return magic + _HEADER_SIZE.pack(len(encoded)) + encoded
@@ -110,20 +140,16 @@ def _check_header(
         )
     if header.get("kind") != kind:
         raise StateFileError(f"{path} holds {header.get('kind')!r} state, expected {kind!r}")
-    stored = header.get("signature", {})
-    difference = signature_difference(stored, signature)
-    if difference and versions_differ(stored, signature):
-        raise StateFileError(
-            f"{path} was written by another release of the extension ({difference}), "
-            f"whose keys or fingerprints this one computes otherwise. Resume it with that "
-            f"release, or point the crawl at another state directory to start afresh."
-        )
-    if difference:
-        raise StateFileError(
-            f"{path} was written with other rules ({difference}). Restore the "
-            f"settings it was written with, or point the crawl at another state "
-            f"directory to start afresh."
-        )
+    check_signature(
+        header.get("signature", {}),
+        signature,
+        StateFileError,
+        f"{path} was written",
+        other_release="whose keys or fingerprints this one computes otherwise. Resume it "
+        "with that release, or point the crawl at another state directory to start afresh.",
+        other_rules="Restore the settings it was written with, or point the crawl at "
+        "another state directory to start afresh.",
+    )
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -499,3 +525,14 @@ class Journal:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    def close_after(self, snapshot: Callable[[], object]) -> None:
+        """Call *snapshot* (which restarts this journal), then close, even when it
+        raised; nothing when the journal is not open, so that state that failed to
+        load is never overwritten."""
+        if not self.is_open:
+            return
+        try:
+            snapshot()
+        finally:
+            self.close()

@@ -200,9 +200,5 @@ class RecrawlStore(RecordsByKey):
 
     def close(self) -> None:
         """Snapshot and close; does nothing unless :meth:`open` succeeded."""
-        if self._journal is None or not self._journal.is_open:
-            return
-        try:
-            self.snapshot()
-        finally:
-            self._journal.close()
+        if self._journal is not None:
+            self._journal.close_after(self.snapshot)

@@ -67,8 +67,8 @@ class ContentHashTable(Protocol):
 
 @dataclass(frozen=True)
 class SharedMatch:
-    """What a shared index's :meth:`SharedContentIndex.check_and_add` found: a match
-    (*accepted*) or the nearest candidate that verification rejected."""
+    """What the shared index's ``check_and_add`` (:mod:`crawler.content.index.redis`) found:
+    a match (*accepted*) or the nearest candidate that verification rejected."""
 
     accepted: bool
     key: str
@@ -78,32 +78,6 @@ class SharedMatch:
     similarity: float
     numbers_differ: bool = False
     page_sizes_differ: bool = False
-
-
-class SharedContentIndex(FingerprintIndex, Protocol):
-    """An index shared by several processes, whose look-up, verification and insert
-    are one atomic step (see :mod:`crawler.content.index.redis`)."""
-
-    def check_and_add(
-        self,
-        key: str,
-        fingerprint: int,
-        content_hash: bytes,
-        threshold: int | None,
-        *,
-        add: bool = True,
-        minhash: bytes | None = None,
-        numbers: int = 0,
-        page_size: int = 0,
-        text_chars: int = 0,
-        min_similarity: float = 0.0,
-        second_stage_min_similarity: float | None = None,
-        second_stage_distance: int | None = None,
-        max_candidates: int = 32,
-        add_copy: bool = True,
-    ) -> SharedMatch | None:
-        """Return the verified match, or the nearest candidate rejected, or ``None``;
-        the document is added (when *add*) unless it matched."""
 
 
 def band_layout() -> dict[str, int]:

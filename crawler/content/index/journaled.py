@@ -242,12 +242,7 @@ class JournaledContentIndex:
     def close(self) -> None:
         """Snapshot and close; does nothing unless :meth:`open` succeeded, so that state
         that failed to load is never overwritten."""
-        if not self.journal.is_open:
-            return
-        try:
-            self.snapshot()
-        finally:
-            self.journal.close()
+        self.journal.close_after(self.snapshot)
 
     def __len__(self) -> int:
         """The number of documents kept (entries for their near copies left out)."""

@@ -144,12 +144,7 @@ class JournaledSeenStore(KeysHeldElsewhere):
     def close(self) -> None:
         """Snapshot and close; does nothing unless :meth:`open` succeeded, so
         that state that failed to load is never overwritten."""
-        if not self.journal.is_open:
-            return
-        try:
-            self.snapshot()
-        finally:
-            self.journal.close()
+        self.journal.close_after(self.snapshot)
 
     def clear(self) -> None:
         """Nothing: a journaled store keeps its keys (see :meth:`SeenStore.clear`)."""
