@@ -472,9 +472,9 @@ class RedisConnection:
             signature,
             RedisSignatureMismatch,
             f"the data at Redis key {data_key!r} ({redact(self.url)}) was built",
-            other_release=f"run every worker with that release, or use another {key_setting}",
-            other_rules="Every worker sharing it must use the same settings, or another "
-            f"{key_setting}.",
+            other_release=f"; run every worker with that release, or use another {key_setting}",
+            other_rules="; every worker sharing it must use the same settings, or another "
+            f"{key_setting}",
         )
 
 

@@ -90,11 +90,11 @@ def check_signature(
 ) -> None:
     """Raise *error* unless the rules signature of stored data (*written*: what wrote
     it, e.g. ``"{path} was written"``) is *current*; the message says what differs, then
-    *other_release* when a version does (no setting brings the data back), else
-    *other_rules*.
+    goes on with *other_release* when a version does (no setting brings the data back),
+    else with *other_rules*.
 
     >>> check_signature({"a": 1}, {"a": 2}, ValueError, "x was written", other_release="",
-    ...                 other_rules="Restore them.")
+    ...                 other_rules=". Restore them.")
     Traceback (most recent call last):
     ...
     ValueError: x was written with other rules (a: 1 -> 2). Restore them.
@@ -103,10 +103,8 @@ def check_signature(
     if not difference:
         return
     if versions_differ(stored, current):
-        raise error(
-            f"{written} by another release of the extension ({difference}), {other_release}"
-        )
-    raise error(f"{written} with other rules ({difference}). {other_rules}")
+        raise error(f"{written} by another release of the extension ({difference}){other_release}")
+    raise error(f"{written} with other rules ({difference}){other_rules}")
 
 
 def _encode_header(magic: bytes, header: Mapping[str, Any]) -> bytes:
@@ -145,9 +143,9 @@ def _check_header(
         signature,
         StateFileError,
         f"{path} was written",
-        other_release="whose keys or fingerprints this one computes otherwise. Resume it "
+        other_release=", whose keys or fingerprints this one computes otherwise. Resume it "
         "with that release, or point the crawl at another state directory to start afresh.",
-        other_rules="Restore the settings it was written with, or point the crawl at "
+        other_rules=". Restore the settings it was written with, or point the crawl at "
         "another state directory to start afresh.",
     )
 
