@@ -54,7 +54,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -468,26 +468,15 @@ class NearDuplicateDetector:
                     and match.key != key
                 ):
                     # one more fingerprint of the kept document: see the module doc
-                    self._add(
-                        match.key,
-                        text_fingerprint.fingerprint,
-                        text_fingerprint.content_hash,
-                        near_indexed=True,
+                    copy = replace(
+                        text_fingerprint,
                         minhash=kept.minhash,
                         numbers=kept.numbers,
                         page_size=kept.page_size,
-                        copy=True,
                     )
+                    self._add(match.key, copy, near_indexed=True, copy=True)
                 if add and match is None:
-                    self._add(
-                        key,
-                        text_fingerprint.fingerprint,
-                        text_fingerprint.content_hash,
-                        near_indexed=threshold is not None,
-                        minhash=text_fingerprint.minhash,
-                        numbers=text_fingerprint.numbers,
-                        page_size=text_fingerprint.page_size,
-                    )
+                    self._add(key, text_fingerprint, near_indexed=threshold is not None)
         refetched = match is not None and match.key == key
         return Decision(
             key=key,
@@ -690,29 +679,19 @@ class NearDuplicateDetector:
         *near_indexed* false keeps it for the exact check only, as :meth:`check` does for
         texts shorter than ``min_chars``.
         """
+        if minhash is None:
+            minhash = bytes(fingerprints.MINHASH_BYTES)  # what the index keeps for none
+        document = TextFingerprint(0, fingerprint, content_hash, minhash, numbers, page_size)
         with self._lock:
-            self._add(
-                key,
-                fingerprint,
-                content_hash,
-                near_indexed=near_indexed,
-                minhash=minhash,
-                numbers=numbers,
-                page_size=page_size,
-            )
+            self._add(key, document, near_indexed=near_indexed)
 
     def _add(
-        self,
-        key: str,
-        fingerprint: int,
-        content_hash: bytes,
-        *,
-        near_indexed: bool,
-        minhash: bytes | None,
-        numbers: int = 0,
-        page_size: int = 0,
-        copy: bool = False,
+        self, key: str, document: TextFingerprint, *, near_indexed: bool, copy: bool = False
     ) -> None:
+        """Keep *document* as *key*'s (with *copy*, as one more fingerprint of the kept
+        document *key*); ``normalized_length`` is not kept."""
+        fingerprint, content_hash = document.fingerprint, document.content_hash
+        minhash, numbers, page_size = document.minhash, document.numbers, document.page_size
         if self._state is not None:
             self._state.add(
                 key,
