@@ -51,7 +51,6 @@ from crawler.url.recrawl_redis_store import RedisRecrawlStore
 from crawler.url.recrawl_store import RecrawlStore
 from crawler.url.request_keys import request_key
 from crawler.url.stores.journaled import JournaledSeenStore
-from crawler.url.stores.redis import RedisBloomSeenStore
 
 if TYPE_CHECKING:
     import argparse
@@ -177,7 +176,6 @@ def _bloom_cannot_forget(backend: str) -> str:
 
 def _forget_in_redis(settings: BaseSettings, spider_name: str, keys: list[bytes]) -> list[bool]:
     store = redis_seen_store(settings, spider_name, "redis")
-    assert not isinstance(store, RedisBloomSeenStore)
     store.connection.open()
     stored_signature = redis_signature(store)
     where = f"Redis key {store.base!r} at {redact(store.connection.url)}"

@@ -86,6 +86,22 @@ def test_add_once_shared_by_workers_close_keeps_clear_removes(redis_server, make
     assert third.add(key) is True
 
 
+def test_a_set_forgets_a_key_and_a_bloom_filter_refuses_to(redis_server):
+    """Both Redis stores answer ``discard`` (what ``scrapy dedup-forget`` calls): a set
+    forgets the key, and says whether it was there; a Bloom filter raises, its bits being
+    other keys' too, and keeps the key."""
+    key = request_keys(1)[0]
+    shared_set = opened(set_store, redis_server.url)
+    shared_set.add(key)
+    assert shared_set.discard(key) is True and key not in shared_set
+    assert shared_set.discard(key) is False
+    bloom = opened(bloom_store, redis_server.url, base="other:dupefilter")
+    bloom.add(key)
+    with pytest.raises(TypeError, match="Bloom filter cannot forget"):
+        bloom.discard(key)
+    assert key in bloom
+
+
 @STORES
 def test_racing_workers_see_each_key_new_exactly_once(redis_server, make_store):
     keys = request_keys(2000)

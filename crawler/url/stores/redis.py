@@ -483,6 +483,11 @@ class RedisBloomSeenStore:
         script = self.connection.script(_BLOOM_CONTAINS)
         return bool(self.connection.call(script, keys=self._live_keys(), args=self._args(key)))
 
+    def discard(self, key: bytes) -> bool:
+        """Raise :exc:`TypeError`: a key's bits are other keys' too, and clearing them
+        would forget those."""
+        raise TypeError("a Bloom filter cannot forget a key")
+
     def _counts(self) -> list[tuple[int | None, int]]:
         """Each live filter's generation (``None`` without a time to live) and entries."""
         client = self.connection.client

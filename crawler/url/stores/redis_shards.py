@@ -150,11 +150,9 @@ class ShardedRedisSeenStore:
         return key in self.shard_of(key)
 
     def discard(self, key: bytes) -> bool:
-        """Forget *key* where it is kept (a set's shard only)."""
-        shard = self.shard_of(key)
-        if not isinstance(shard, RedisSetSeenStore):
-            raise TypeError("a Bloom filter cannot forget a key")
-        return shard.discard(key)
+        """Forget *key* where it is kept (a set's shard only: a Bloom filter's raises
+        :exc:`TypeError`)."""
+        return self.shard_of(key).discard(key)
 
     def __len__(self) -> int:
         return sum(len(shard) for shard in self.shards)
