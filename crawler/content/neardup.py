@@ -468,13 +468,13 @@ class NearDuplicateDetector:
                     and match.key != key
                 ):
                     # one more fingerprint of the kept document: see the module doc
-                    copy = replace(
+                    entry = replace(
                         text_fingerprint,
                         minhash=kept.minhash,
                         numbers=kept.numbers,
                         page_size=kept.page_size,
                     )
-                    self._add(match.key, copy, near_indexed=True, copy=True)
+                    self._add(match.key, entry, near_indexed=True, copy=True)
                 if add and match is None:
                     self._add(key, text_fingerprint, near_indexed=threshold is not None)
         refetched = match is not None and match.key == key
