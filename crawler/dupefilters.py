@@ -64,6 +64,7 @@ from crawler.url.request_meta import (
     META_TAKEN_BACK,
     META_UNCHECKED,
     META_URL,
+    META_VERIFYING,
 )
 from crawler.url.resume import (
     FrontierRecorder,
@@ -71,6 +72,7 @@ from crawler.url.resume import (
     local_frontier,
     request_to_dict,  # noqa: F401  (its path in earlier releases)
 )
+from crawler.url.rewritten_pages import with_rules
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -149,6 +151,8 @@ class URLDupeFilter(BaseDupeFilter):
     ) -> None:
         self.crawler = crawler
         self.learned = learned
+        if learned is not None:
+            learned.add_seen = self._add_seen
         self.recrawl = recrawl
         self.stats = crawler.stats
         self.canonicalize = canonicalizer
@@ -336,6 +340,19 @@ class URLDupeFilter(BaseDupeFilter):
             canonical, self._last_rules = self.learned.rewrite(canonical)
         return request_key(request.method, canonical, request.body)
 
+    def _requested_as_is(self, request: Request) -> bool:
+        """Whether the URL of *request*, which learned rules rewrite, was requested as it is
+        (its key then): a repeat, reported as one."""
+        if request_key(request.method, self._last_checked[1], request.body) not in self.seen:
+            return False
+        self._last_rules = []
+        return True
+
+    def _add_seen(self, keys: list[bytes]) -> None:
+        with contextlib.suppress(RedisUnavailable, OSError):  # downloaded again, never lost
+            for key in keys:
+                self.seen.add(key)
+
     def request_seen(self, request: Request) -> bool:
         if not self._opened:
             self.open()
@@ -356,6 +373,8 @@ class URLDupeFilter(BaseDupeFilter):
         if self.redis_faults.held:  # Redis fails: the next hand-back asks it again
             return self.hold_for_redis(request)
         try:
+            if self._last_rules and self._requested_as_is(request):
+                return True
             added = self._add(key, request)
         except RedisFaultPending as exc:
             if exc.may_have_applied:
@@ -383,11 +402,19 @@ class URLDupeFilter(BaseDupeFilter):
         if added:
             if self.recrawl is not None:
                 self.recrawl.claim(key)
+            if self.learned is not None:
+                self.learned.scheduled(request, key, self._last_checked[1], self._last_rules)
             self.new_urls += 1
             if not self.new_urls % 1000:
                 with contextlib.suppress(RedisUnavailable):  # figures for later: not a fault
                     self._update_store_stats()
             return False
+        if self.learned is not None:
+            rules = self.learned.rules_of_repeat(key, self._last_rules)
+            if rules is None:  # recorded under a rule retracted since: new, once
+                self._record_scheduled(key, request)
+                return False
+            self._last_rules = rules
         if self._last_rules:
             assert self.learned is not None
             if self.learned.filter(request, self._last_rules):
@@ -418,9 +445,13 @@ class URLDupeFilter(BaseDupeFilter):
             or not self.learned.learner
             or (self.resumed is not None and self.resumed.resumed(request.meta.get(META_KEY)))
             or request.meta.get(META_TAKEN_BACK)
+            or request.meta.get(META_VERIFYING)
         ):
             return False
         key = self._key(request)
+        downloaded_as = self.learned.rewritten_pages.downloaded_under(key)
+        if downloaded_as is not None:  # its page came under another URL meanwhile
+            return self.learned.filter(request, with_rules(self._last_rules, downloaded_as))
         if not self._last_rules or key == request.meta.get(META_KEY):
             return False
         try:
@@ -428,6 +459,7 @@ class URLDupeFilter(BaseDupeFilter):
         except (RedisUnavailable, OSError):
             return False  # downloaded: a lookup that fails never loses a page
         if added:
+            self.learned.rewritten_pages.record(key, self._last_rules)
             request.meta[META_KEY] = key
             return False
         return self.learned.filter(request, self._last_rules)
@@ -454,6 +486,8 @@ class URLDupeFilter(BaseDupeFilter):
             seen = key in self.seen
         except (RedisUnavailable, OSError):
             return False
+        if seen and self.learned is not None and self.learned.rewritten_pages.rules_for(key):
+            return False  # held under those rules by request_seen
         if not seen:
             request.meta[META_KEY] = key
             request.meta[META_URL] = request.url

@@ -133,8 +133,9 @@ LONG_MODULES = {
     # filtering, each way a request can meet the store (new, resumed, a redirect, a start
     # request, a declared canonical URL, learned rules, Redis failing, a full disk); what
     # serves them is elsewhere: crawler.dupefilter_report, crawler.dupefilter_redis_faults,
-    # crawler.url.resume, crawler.url.canonical_links, crawler.url.stores
-    "crawler.dupefilters": 650,
+    # crawler.url.resume, crawler.url.canonical_links, crawler.url.stores,
+    # crawler.url.learned_rules
+    "crawler.dupefilters": 680,
     # one detector: exact and near matches, both stages, the guards on each
     "crawler.content.neardup": 750,
     # the canonical form: one rule after the other, each with its doctests
@@ -183,8 +184,9 @@ def test_every_long_module_listed_is_still_long():
 LONG_CLASSES = {
     # filtering: each way a request meets the store (new, resumed, redirected, a start
     # request, a declared canonical URL, learned rules, Redis failing, a full disk) is a
-    # method; resume, the fault policy, rel=canonical and the report are collaborators
-    "crawler.dupefilters.URLDupeFilter": 530,
+    # method; resume, the fault policy, rel=canonical, learned rules and the report are
+    # collaborators
+    "crawler.dupefilters.URLDupeFilter": 555,
     # one decision, exact or near: both stages, verification and the guards on each; the
     # index, fingerprints and text normalization are elsewhere
     "crawler.content.neardup.NearDuplicateDetector": 490,
@@ -204,6 +206,11 @@ LONG_CLASSES = {
     "crawler.schedulers.LeasingScheduler": 330,
     # the evidence for and against each rule: learning, verification and retraction
     "crawler.url.learning.UrlRuleLearner": 310,
+    # a crawl's rules: evidence from three signals in, rewritten URLs and filtered
+    # requests out, shared through Redis, persisted, given back when retracted; which
+    # requests wait and the pages rules rewrite are crawler.url.probable_repeats and
+    # crawler.url.rewritten_pages
+    "crawler.url.learned_rules.LearnedRules": 330,
 }
 MAX_CLASS_LINES = 300
 

@@ -48,6 +48,9 @@ from crawler.url.learning import (
     LearnedRule,
     UrlRuleLearner,
 )
+from crawler.url.probable_repeats import ProbableRepeats
+from crawler.url.request_meta import META_VERIFYING
+from crawler.url.rewritten_pages import RewrittenPages, with_rules
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -163,6 +166,8 @@ class SharedRules:
 
 #: Seconds between two reads of the rules other workers shared.
 SHARED_RULES_INTERVAL = 1.0
+#: Taken from the priority of a request that may wait while rules are learned.
+DEFERRED_PRIORITY = 1000
 
 
 class LearnedRules:
@@ -190,7 +195,11 @@ class LearnedRules:
         self.hidden = HiddenRequests()
         #: URLs downloaded to verify a rule in this crawl: each is verified once
         self._verified: set[str] = set()
+        self.probable_repeats = ProbableRepeats(learner.undecided, learner.min_evidence)
         self.hidden_path = state_dir / HIDDEN_NAME if state_dir is not None else None
+        self.rewritten_pages = RewrittenPages()
+        #: called with the keys of URLs that pages downloaded under others have now
+        self.add_seen: Callable[[list[bytes]], object] | None = None
         crawler.signals.connect(self._content_decided, signal=dedup_signals.content_decided)
         crawler.signals.connect(self._response_received, signal=scrapy_signals.response_received)
 
@@ -270,6 +279,7 @@ class LearnedRules:
         for key, rule in list(self.learner.rules.items()):
             if rule.state != COLLECTING and key not in shared:  # scrapy dedup-forget --rule
                 self.learner.forget(key.host, key.name)
+                self.rewritten_pages.retracted(key)
                 logger.info("URL rule %(rule)s forgotten", {"rule": key})
         self._apply(events)
 
@@ -322,6 +332,24 @@ class LearnedRules:
     def rewrite(self, canonical: str) -> tuple[str, list[RuleKey]]:
         return self.learner.rewrite(canonical)
 
+    def scheduled(self, request: Request, key: bytes, canonical: str, rules: list[RuleKey]) -> None:
+        """*request*, for *canonical*, was scheduled under the new *key*, which *rules*
+        made (remembered: a later request for it is held under them, given back if one is
+        retracted); lower its priority when it may wait (:mod:`crawler.url.probable_repeats`)."""
+        if rules:
+            self.rewritten_pages.record(key, rules)
+        if self.probable_repeats.may_repeat(canonical):
+            request.priority -= DEFERRED_PRIORITY
+            self.stats.inc_value("dedup/url/learned/deferred")
+
+    def rules_of_repeat(self, key: bytes, rules: list[RuleKey]) -> list[RuleKey] | None:
+        """The rules under which a request seen before under *key* is a repeat: its own
+        *rules* and those that recorded *key* (:mod:`crawler.url.rewritten_pages`); ``None``
+        once when one of those was retracted since (the request is new then)."""
+        if self.rewritten_pages.take_void(key):
+            return None
+        return with_rules(rules, self.rewritten_pages.rules_for(key))
+
     def filter(self, request: Request, keys: list[RuleKey]) -> bool:
         """Whether *request*, whose URL *keys* rewrote to one seen before, is to be
         filtered: ``False`` for one in ``DEDUP_URL_LEARN_VERIFY_EVERY``, downloaded to
@@ -339,6 +367,7 @@ class LearnedRules:
                     self.stats.inc_value("dedup/url/learned/not_held")
             return True
         self.stats.inc_value("dedup/url/learned/verified")
+        request.meta[META_VERIFYING] = True
         if len(self._verified) < MAX_HIDDEN_REQUESTS:
             self._verified.add(url)
         return False
@@ -360,9 +389,12 @@ class LearnedRules:
                 else {}
             )
             events = self.learner.observe_body(canonical, body_id, path_ids)
+            self.rewritten_pages.downloaded(canonical)
             rewritten, rules = self.learner.rewrite(canonical)
             if rules:
                 events += self.learner.observe_body(rewritten, body_id)
+                if self.add_seen is not None:  # requested before the rules
+                    self.add_seen([self.rewritten_pages.rewritten(rewritten, rules)])
             self._apply(events)
 
     def _content_decided(self, url: str, content_key: str) -> None:
@@ -424,6 +456,9 @@ class LearnedRules:
                     "content; %(count)d requests it filtered are scheduled again",
                     {"rule": rule.key, "first": first, "second": second, "count": given_back},
                 )
+        if self.add_seen is not None:
+            for host in {event.rule.host for event in events if event.state == LEARNED}:
+                self.add_seen(self.rewritten_pages.learned_on(host, self.learner.rewrite))
         try:
             self.save()
         except OSError as exc:
@@ -444,7 +479,11 @@ class LearnedRules:
         return self.learner.adopt(stored) if stored.state != event.rule.state else []
 
     def _give_back(self, key: RuleKey) -> int:
-        engine = self.crawler.engine
+        self.rewritten_pages.retracted(key)
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # Scrapy 2.13+: not set outside a crawl
+            engine = None
         requests = self.hidden.give_back(key, self.crawler.spider)
         if engine is None:
             return 0

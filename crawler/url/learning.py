@@ -414,11 +414,16 @@ class UrlRuleLearner:
             return url, []
         return self._active[parts.host].rewrite(url, parts)
 
+    def undecided(self, key: RuleKey) -> bool:
+        """Whether no rule of *key* is learned, refused or retracted (yet)."""
+        rule = self.rules.get(key)
+        return rule is None or rule.state == COLLECTING
+
     def filtered(self, keys: Iterable[RuleKey]) -> bool:
         """Count a request that *keys* (from :meth:`rewrite`) made a repeat; ``False``
         when it is to be downloaded anyway, to verify the rules (one in
         ``verify_every``)."""
-        rules = [self.rules[key] for key in keys]
+        rules = [self.rules[key] for key in keys if key in self.rules]  # not forgotten
         for rule in rules:
             rule.filtered += 1
         if self.verify_every and any(rule.filtered % self.verify_every == 0 for rule in rules):

@@ -22,6 +22,8 @@ META_HELD = "dedup_held"
 #: the first, had left the item pipelines (they are in the feed); so many items of the
 #: output are left out, its requests are not.
 META_ITEMS_SETTLED = "dedup_items_settled"
+#: True on a request a learned URL rule would filter, downloaded to verify that rule.
+META_VERIFYING = "dedup_verifying"
 #: The lease under which ``LeasingScheduler`` handed the request out.
 META_LEASE = "dedup_lease"
 #: True on a request that ``LeasingScheduler`` took back from a worker's leases (a killed
