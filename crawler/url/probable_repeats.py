@@ -7,9 +7,10 @@ requested before it: one that differs from an earlier one in dimensions that no 
 decided yet (a query parameter, an index-page alias, a first path segment: see
 :mod:`crawler.url.dimensions`) is a probable repeat. The first pairs of each dimension go
 first, as they are the evidence that decides it; the others may wait behind the rest of
-the crawl (:class:`~crawler.dupefilters.URLDupeFilter` lowers their priority), and most
-are filtered once their rule is learned. Nothing is dropped here: a request that waits is
-downloaded when its turn comes, unless a rule learned meanwhile makes it a repeat.
+the crawl (:meth:`~crawler.url.learned_rules.LearnedRules.scheduled` lowers their
+priority), and most are filtered once their rule is learned. Nothing is dropped here: a
+request that waits is downloaded when its turn comes, unless a rule learned meanwhile
+makes it a repeat.
 """
 
 from __future__ import annotations
