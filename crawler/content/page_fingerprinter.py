@@ -80,9 +80,12 @@ IN_PROCESS_ANY_SHARE_BELOW = 1_000
 
 def auto_worker_count() -> int:
     """The most worker processes ``"auto"`` starts: one per CPU core this process may run
-    on (``os.sched_getaffinity``)."""
+    on (``os.sched_getaffinity``) but one, which the crawl process keeps busy when pages
+    wait for the workers (at least one). On 2 cores, a second worker made a crawl at 50 ms
+    latency no faster (3.02x and 3.13x the wall time without dedup, four rounds each) and
+    cost 1.2 ms of CPU a page and 69 MiB more (``bench/crawl_overhead.py``)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return cores or 1
+    return max(1, (cores or 1) - 1)
 
 
 class PageFingerprinter:
