@@ -116,7 +116,10 @@ class FrontierMiddleware:
             weakref.WeakKeyDictionary()
         )
         self._scheduled_children: list[tuple[_Parent, Request]] = []
-        crawler.signals.connect(self._child_scheduled, signal=scrapy_signals.request_scheduled)
+        #: whether this instance follows scheduled requests: Scrapy builds one instance as a
+        #: spider middleware, which has children to follow, and another as a downloader
+        #: middleware, which never has; a receiver of request_scheduled costs every request
+        self._following_children = False
         signals.connect_item_left(crawler, self._item_left)
 
     @classmethod
@@ -134,6 +137,11 @@ class FrontierMiddleware:
         """Follow *output* of *parent*'s callback; whether it goes on (an item written
         before the last run was killed does not)."""
         if isinstance(output, Request):
+            if not self._following_children:
+                self._following_children = True
+                self.crawler.signals.connect(
+                    self._child_scheduled, signal=scrapy_signals.request_scheduled
+                )
             parent.unscheduled_children += 1
             self._parent_of[output] = parent
             return True
@@ -316,7 +324,8 @@ class _ItemsOfOutput:
     def came(self, output: Any) -> None:
         """Record the page of *output*, if it is an item without one; the redirects that led
         to the page of an item that holds it."""
-        if not is_item(output):
+        # a request is no item, and is_item asks every kind of item it knows
+        if isinstance(output, Request) or not is_item(output):
             return
         url = self.response.url
         adapter = ItemAdapter(output)
