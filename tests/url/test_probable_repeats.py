@@ -62,6 +62,10 @@ def test_two_prefixes_of_one_tree_pair_as_a_swap():
 
 
 def test_urls_it_cannot_split_never_wait():
-    pairs = repeats()
-    assert not pairs.may_repeat("not a url")
-    assert not pairs.may_repeat("not a url")
+    """Where a readable URL of the same shape waits, one without a host does not."""
+    pairs = repeats(min_evidence=1)
+    for url in (f"{SITE}/a?ref=nav", f"{SITE}/a?ref=top", f"{SITE}/a"):
+        pairs.may_repeat(url)
+    assert pairs.may_repeat(f"{SITE}/a?ref=side")
+    for unreadable in ("not a url", "http:///a?ref=side", "mailto:x@s.example?ref=side"):
+        assert not pairs.may_repeat(unreadable)
