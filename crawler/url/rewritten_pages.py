@@ -41,6 +41,9 @@ class RewrittenPages:
         self._pages = 0
         #: keys recorded because rules rewrote a URL, and those rules
         self._rules: dict[bytes, list[RuleKey]] = {}
+        #: the same, by rule (a key may be listed under a rule it no longer has: it was
+        #: voided and recorded again since); a retraction looks at its rule's keys only
+        self._keys_of: dict[RuleKey, list[bytes]] = {}
         #: of those, the keys of pages downloaded (under another URL)
         self._downloaded: set[bytes] = set()
         self._void: set[bytes] = set()
@@ -64,12 +67,13 @@ class RewrittenPages:
         that did before: all of them must hold for a request to repeat it); ``False`` past
         :data:`REWRITTEN_REMEMBERED` keys."""
         recorded = self._rules.get(key)
-        if recorded is not None:
-            self._rules[key] = with_rules(recorded, rules)
-        elif len(self._rules) < REWRITTEN_REMEMBERED:
-            self._rules[key] = list(rules)
-        else:
+        if recorded is None and len(self._rules) >= REWRITTEN_REMEMBERED:
             return False
+        recorded = recorded or []
+        for rule in rules:
+            if rule not in recorded:
+                self._keys_of.setdefault(rule, []).append(key)
+        self._rules[key] = with_rules(recorded, rules)
         return True
 
     def learned_on(
@@ -87,8 +91,8 @@ class RewrittenPages:
     def retracted(self, rule: RuleKey) -> None:
         """*rule* no longer holds: the keys recorded because of it are void, each let
         through once (:meth:`take_void`)."""
-        for key, rules in list(self._rules.items()):
-            if rule in rules:
+        for key in self._keys_of.pop(rule, ()):
+            if rule in self._rules.get(key, ()):
                 del self._rules[key]
                 self._downloaded.discard(key)
                 self._void.add(key)
