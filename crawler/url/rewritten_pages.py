@@ -70,10 +70,10 @@ class RewrittenPages:
         if recorded is None and len(self._rules) >= REWRITTEN_REMEMBERED:
             return False
         recorded = recorded or []
-        for rule in rules:
-            if rule not in recorded:
-                self._keys_of.setdefault(rule, []).append(key)
-        self._rules[key] = with_rules(recorded, rules)
+        added = [rule for rule in rules if rule not in recorded]
+        for rule in added:
+            self._keys_of.setdefault(rule, []).append(key)
+        self._rules[key] = recorded + added
         return True
 
     def learned_on(

@@ -29,8 +29,8 @@ def test_a_retracted_rule_voids_its_keys_once_and_no_others():
 
 
 def test_a_key_recorded_again_after_a_retraction_keeps_its_new_rules():
-    """A key voided by one rule and recorded again under another is not voided by the
-    first rule's retraction listing it still."""
+    """A key voided, then recorded again under fewer rules, is not voided by the
+    retraction of a rule it had only before (which still lists it)."""
     pages = RewrittenPages()
     pages.record(b"page", [REF, TAB])
     pages.retracted(REF)
