@@ -43,7 +43,9 @@ What the numbers mean, and what the script promises about them:
   over the *url* crawl (or *off*), split into the extractor's and the fingerprints' own
   time (the pipeline's ``dedup/extract/*_cpu_seconds`` stats: the CPU time of the thread
   that did the work, in a worker or in the crawl process) and the rest: handing pages to
-  the workers and back, threads, the index, the pipeline's own steps, the workers' start.
+  the workers and back, threads, the index, the pipeline's own steps, the workers' start;
+  of the rest, what the crawl process spent before the engine started, over the base crawl
+  (the dedup modules' imports and set-up: once a crawl, whatever its length).
 """
 
 from __future__ import annotations
@@ -198,6 +200,8 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
 
         times["start"] = time.perf_counter()
         times["reactor_cpu_start"] = time.thread_time()
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        times["cpu_before_engine"] = own.ru_utime + own.ru_stime - memory.cpu_seconds
         machine[:] = [machine_cpu_seconds()]
         last[0] = time.perf_counter()
         tickers.append(task.LoopingCall(tick))
@@ -240,6 +244,8 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         "cpu_seconds_sampler": memory.cpu_seconds,
         # the reactor's thread alone (the crawl's own work, Scrapy's and the dedup levels')
         "cpu_seconds_reactor": times["reactor_cpu_end"] - times["reactor_cpu_start"],
+        # the crawl process's, before the engine started: imports and set-up, once a crawl
+        "cpu_seconds_before_engine": times["cpu_before_engine"],
         "cpu_seconds_workers": workers_cpu_seconds,
         # ru_maxrss is in KiB on Linux
         "peak_rss_mib": memory.peak_rss / 2**20,
@@ -487,13 +493,15 @@ def where_the_content_level_spends(best: dict[str, dict[str, Any]]) -> str:
     base = best[base_name]
     base_ms = 1000 * base["cpu_seconds"] / max(base["pages"], 1)
     base_reactor_ms = 1000 * base.get("cpu_seconds_reactor", 0.0) / max(base["pages"], 1)
+    base_setup = base.get("cpu_seconds_before_engine", 0.0)
     rows = [
         "\nWhere the content level's CPU goes, ms a page (all pages downloaded), over the "
         f"*{base_name}* crawl; the extractor's and the fingerprints' own time as the threads "
         "that did the work measured it (`dedup/extract/*_cpu_seconds`):\n",
         "| crawl | over the base | extractor | fingerprints | the rest | of which the reactor's "
-        "thread | elsewhere (threads, workers) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "thread | elsewhere (threads, workers) | of the rest, set-up before the engine started "
+        "(once a crawl: s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     content_crawls = {name: run for name, run in best.items() if name.startswith("both")}
     if not content_crawls:
@@ -505,9 +513,11 @@ def where_the_content_level_spends(best: dict[str, dict[str, Any]]) -> str:
         fingerprints = 1000 * run.get("fingerprints_cpu_seconds", 0.0) / pages
         rest = over - extractor - fingerprints
         reactor = 1000 * run.get("cpu_seconds_reactor", 0.0) / pages - base_reactor_ms
+        setup = run.get("cpu_seconds_before_engine", 0.0) - base_setup
         rows.append(
             f"| {name} | {over:+.2f} | {extractor:.2f} | {fingerprints:.2f} "
-            f"| {rest:.2f} | {reactor:+.2f} | {rest - reactor:.2f} |"
+            f"| {rest:.2f} | {reactor:+.2f} | {rest - reactor:.2f} "
+            f"| {1000 * setup / pages:+.2f} ({setup:+.2f} s) |"
         )
     return "\n".join(rows)
 
