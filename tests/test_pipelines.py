@@ -311,6 +311,47 @@ def test_a_body_seen_before_is_not_extracted_again(extractions):
     assert stats(pipeline)["dedup/content/refetched"] == 1
 
 
+def test_a_body_arriving_while_its_twin_is_extracted_waits_for_it(monkeypatch):
+    started, finish = threading.Event(), threading.Event()
+    calls = []
+
+    def slow(*args, **kwargs):
+        calls.append(kwargs["url"])
+        started.set()
+        finish.wait(10)
+        return fingerprint_page(*args, **kwargs)
+
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "fingerprint_page", slow)
+    fingerprinter = make_pipeline({"DEDUP_CONTENT_WORKERS": 0}).fingerprinter
+    body = page(PARAGRAPHS).encode()
+    results = {}
+
+    def fingerprint(url: str) -> None:
+        results[url] = fingerprinter.fingerprint(url, None, body, None)
+
+    first = threading.Thread(target=fingerprint, args=("https://a.test/1",))
+    first.start()
+    assert started.wait(10)
+    twin = threading.Thread(target=fingerprint, args=("https://a.test/2",))
+    twin.start()
+    twin.join(0.2)
+    assert twin.is_alive()  # waiting for the first, not extracting
+    finish.set()
+    first.join(10)
+    twin.join(10)
+    assert calls == ["https://a.test/1"]
+    assert results["https://a.test/1"] == (results["https://a.test/2"][0], False)
+    assert results["https://a.test/2"][1] is True
+    # then remembered by its fingerprints, not their future (2.4 kB an entry against 0.8)
+    assert fingerprinter.fingerprint("https://a.test/3", None, body, None) == (
+        results["https://a.test/1"][0],
+        True,
+    )
+    assert calls == ["https://a.test/1"]
+    (remembered,) = fingerprinter._bodies._pages.values()
+    assert isinstance(remembered, PageFingerprint)
+
+
 def test_a_body_read_in_another_charset_is_extracted_again(extractions):
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 0})
     body = page(PARAGRAPHS).encode()

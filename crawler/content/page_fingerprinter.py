@@ -145,7 +145,7 @@ class PageFingerprinter:
         self._behind: HeldPages | None = None
         self._max_held = max_held
         self._processes_lock = threading.Lock()
-        self._bodies: BodyCache[Future[PageFingerprint]] = BodyCache()
+        self._bodies: BodyCache[Future[PageFingerprint] | PageFingerprint] = BodyCache()
         self._bodies_lock = threading.Lock()
         self._waiting = 0
 
@@ -204,14 +204,15 @@ class PageFingerprinter:
             encoding = downloaded.encoding  # what the body's bytes are read with
         key = body_key(html if encoded is None else encoded.data, encoding)
         with self._bodies_lock:
-            pending = self._bodies.get(key)
-            owner = pending is None
-            if pending is None:
-                pending = Future()
+            known = self._bodies.get(key)
+            if known is None:
+                pending: Future[PageFingerprint] = Future()
                 self._bodies.put(key, pending)
-        if not owner:
+        if isinstance(known, PageFingerprint):
+            return known, True
+        if known is not None:
             del encoded  # a page-sized copy, not held while this thread waits
-            return pending.result(), True
+            return known.result(), True
         try:
             page = self._extract(url, text, html, encoding, encoded)
         except BaseException as exc:
@@ -219,9 +220,13 @@ class PageFingerprinter:
                 self._bodies.forget(key)
             pending.set_exception(exc)
             raise
-        if page.status == "timeout":
-            with self._bodies_lock:  # says nothing of the body: extract it again next time
+        with self._bodies_lock:
+            if page.status == "timeout":  # says nothing of the body: extract it again next time
                 self._bodies.forget(key)
+            elif self._bodies.get(key) is pending:
+                # the result alone: a future with its lock and condition took three times
+                # the memory, and a dozen objects for the garbage collector to walk
+                self._bodies.put(key, page)
         pending.set_result(page)
         return page, False
 
