@@ -93,6 +93,10 @@ CONFIGURATIONS: dict[str, dict[str, Any]] = {
         "ADDONS": {"crawler.addon.DedupAddon": 0},
         "DEDUP_EXTRACTOR": "trafilatura+resiliparse",
     },
+    "both, default, collector not frozen": {
+        "ADDONS": {"crawler.addon.DedupAddon": 0},
+        "DEDUP_GC_FREEZE": False,
+    },
     "both, default, one worker from the start": {
         "ADDONS": {"crawler.addon.DedupAddon": 0},
         "DEDUP_CONTENT_WORKERS": 1,

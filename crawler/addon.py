@@ -15,7 +15,8 @@ switches the log line off.
 Each level can be switched off without removing the add-on:
 ``DEDUP_ENABLED = False`` (all of them), ``DEDUP_URL_ENABLED = False`` (Scrapy's
 own dupefilter stays), ``DEDUP_CONTENT_ENABLED = False``, an empty
-``DEDUP_ITEM_KEY_FIELDS`` (the default), ``DEDUP_LOG_INTERVAL = 0``.
+``DEDUP_ITEM_KEY_FIELDS`` (the default), ``DEDUP_LOG_INTERVAL = 0``, and
+``DEDUP_GC_FREEZE = False`` (:class:`crawler.gc_freeze.GCFreeze`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from crawler import defaults
 from crawler.content.configuration import item_keys_asked
 from crawler.exporters import JSON_LINES_FORMATS, FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
+from crawler.gc_freeze import GCFreeze
 from crawler.item_key_pipeline import ItemKeyPipeline
 from crawler.logformatter import DedupLogFormatter
 from crawler.middlewares import (
@@ -55,6 +57,7 @@ CONTENT_PIPELINE_ORDER = 100
 ITEM_KEY_PIPELINE_ORDER = 110
 #: Where Scrapy's own LogStats is.
 LOG_STATS_EXTENSION_ORDER = 0
+GC_FREEZE_EXTENSION_ORDER = 0
 
 
 class DedupAddon:
@@ -94,6 +97,9 @@ class DedupAddon:
             )
         settings.setdefault_in_component_priority_dict(
             "EXTENSIONS", DedupLogStats, LOG_STATS_EXTENSION_ORDER
+        )
+        settings.setdefault_in_component_priority_dict(
+            "EXTENSIONS", GCFreeze, GC_FREEZE_EXTENSION_ORDER
         )
         settings.set("LOG_FORMATTER", DedupLogFormatter, priority="addon")
         # a request counts as done once its items are exported: they must then be in the file

@@ -59,6 +59,10 @@ DEDUP_EXTRACT_TIMEOUT = 10.0
 #: Fold a text that is one block repeated end to end ("abcabcabc" -> "abc").
 DEDUP_FOLD_REPEATS = False
 
+#: Leave the objects alive at the engine's start (modules, settings, components) out of the
+#: garbage collector's collections until it stops (:class:`crawler.gc_freeze.GCFreeze`).
+DEDUP_GC_FREEZE = True
+
 #: Seconds a kept item that a better copy could still replace (a printer-friendly, AMP,
 #: mobile or mirror URL, or a page declaring another URL canonical) waits before it
 #: leaves the content pipeline; a better copy met meanwhile takes its place.

@@ -16,6 +16,7 @@ from crawler.addon import DedupAddon
 from crawler.dupefilters import URLDupeFilter
 from crawler.exporters import FlushingJsonLinesItemExporter
 from crawler.extensions import DedupLogStats
+from crawler.gc_freeze import GCFreeze
 from crawler.logformatter import DedupLogFormatter
 from crawler.middlewares import FrontierMiddleware, ItemPageMiddleware
 from crawler.pipelines import ItemKeyPipeline, NearDuplicatePipeline
@@ -45,6 +46,7 @@ def test_addon_enables_both_components_and_all_defaults():
     with_keys = applied_settings({"DEDUP_ITEM_KEY_FIELDS": ["sku"]})
     assert with_keys.getdict("ITEM_PIPELINES")[ItemKeyPipeline] == 110
     assert settings.getdict("EXTENSIONS")[DedupLogStats] == 0
+    assert settings.getdict("EXTENSIONS")[GCFreeze] == 0
     names = [name for name in dir(defaults) if name.startswith("DEDUP_")]
     assert names
     for name in names:
@@ -91,7 +93,10 @@ def test_duplicates_are_logged_by_name_unless_the_project_sets_a_log_formatter()
 
 def test_project_can_switch_the_log_line_off():
     settings = applied_settings({"EXTENSIONS": {"crawler.extensions.DedupLogStats": None}})
-    assert settings.getdict("EXTENSIONS") == {"crawler.extensions.DedupLogStats": None}
+    assert settings.getdict("EXTENSIONS") == {
+        "crawler.extensions.DedupLogStats": None,
+        GCFreeze: 0,
+    }
 
 
 def test_addon_dupefilter_is_built_from_those_settings():
@@ -120,6 +125,7 @@ def test_each_level_can_be_switched_off_without_removing_the_addon():
     assert all_off["DUPEFILTER_CLASS"] == "scrapy.dupefilters.RFPDupeFilter"
     assert NearDuplicatePipeline not in all_off.getdict("ITEM_PIPELINES")
     assert DedupLogStats not in all_off.getdict("EXTENSIONS")
+    assert GCFreeze not in all_off.getdict("EXTENSIONS")
 
 
 CONTENT_OFF_CRAWLER = """

@@ -26,6 +26,7 @@ DESIGN_PATHS = [
     "crawler.middlewares.LearnedRulesMiddleware",
     "crawler.schedulers.LeasingScheduler",
     "crawler.extensions.DedupLogStats",
+    "crawler.gc_freeze.GCFreeze",
     "crawler.exporters.FlushingJsonLinesItemExporter",
     "crawler.logformatter.DedupLogFormatter",
     "crawler.learned_rules.LearnedRulesMiddleware",  # the path of the releases before
