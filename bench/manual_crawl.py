@@ -24,8 +24,11 @@ What the numbers mean, and what the script promises about them:
   time of each counts.
 * **Figures.** Wall time from the engine's start to its close, against *stock*; CPU
   milliseconds per downloaded page of the crawl process and its children (the extraction
-  workers) and how many more than *stock*; downloads; items kept and dropped; peak RSS
-  of the crawl process and its children (sampled from ``/proc``).
+  workers) and how many more than *stock*, and of those the crawl process's own (where the
+  crawl is CPU-bound, its core decides the wall time); the pages extracted in the crawl
+  process (``dedup/extract/in_process``); downloads; items kept and dropped; peak RSS of
+  the crawl process and its children (sampled from ``/proc``). The JSON holds each
+  thread's CPU seconds too (``cpu_seconds_by_thread``).
 * **Decisions.** The URLs of the items each add-on crawl dropped, with the page they were
   taken for (from the drop's message), and the items one add-on crawl kept that another
   dropped: what changing the extractor changes.
