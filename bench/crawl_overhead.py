@@ -45,7 +45,9 @@ What the numbers mean, and what the script promises about them:
   that did the work, in a worker or in the crawl process) and the rest: handing pages to
   the workers and back, threads, the index, the pipeline's own steps, the workers' start;
   of the rest, what the crawl process spent before the engine started, over the base crawl
-  (the dedup modules' imports and set-up: once a crawl, whatever its length).
+  (the dedup modules' imports and set-up), and what the worker processes' start took
+  (``dedup/extract/worker_start_cpu_seconds``: their imports), both once a crawl whatever
+  its length, and the rest a page without them.
 """
 
 from __future__ import annotations
@@ -241,6 +243,8 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         # the content level's own measures of its work (CPU seconds of the threads that did it)
         "extractor_cpu_seconds": stats.get("dedup/extract/extractor_cpu_seconds", 0.0),
         "fingerprints_cpu_seconds": stats.get("dedup/extract/fingerprints_cpu_seconds", 0.0),
+        # what starting the worker processes took (their imports), once a crawl
+        "worker_start_cpu_seconds": stats.get("dedup/extract/worker_start_cpu_seconds", 0.0),
         # every process of the machine, the page server's included, while the crawl ran
         "machine_busy_cores": (machine[1][0] - machine[0][0]) / (times["end"] - times["start"]),
         "machine_idle_cores": (machine[1][1] - machine[0][1]) / (times["end"] - times["start"]),
@@ -504,8 +508,9 @@ def where_the_content_level_spends(best: dict[str, dict[str, Any]]) -> str:
         "that did the work measured it (`dedup/extract/*_cpu_seconds`):\n",
         "| crawl | over the base | extractor | fingerprints | the rest | of which the reactor's "
         "thread | elsewhere (threads, workers) | of the rest, set-up before the engine started "
-        "(once a crawl: s) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "(once a crawl: s) | of the rest, the workers' start (once a crawl: s) | the rest "
+        "without what is once a crawl |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     content_crawls = {name: run for name, run in best.items() if name.startswith("both")}
     if not content_crawls:
@@ -518,10 +523,13 @@ def where_the_content_level_spends(best: dict[str, dict[str, Any]]) -> str:
         rest = over - extractor - fingerprints
         reactor = 1000 * run.get("cpu_seconds_reactor", 0.0) / pages - base_reactor_ms
         setup = run.get("cpu_seconds_before_engine", 0.0) - base_setup
+        workers_start = run.get("worker_start_cpu_seconds", 0.0)
         rows.append(
             f"| {name} | {over:+.2f} | {extractor:.2f} | {fingerprints:.2f} "
             f"| {rest:.2f} | {reactor:+.2f} | {rest - reactor:.2f} "
-            f"| {1000 * setup / pages:+.2f} ({setup:+.2f} s) |"
+            f"| {1000 * setup / pages:+.2f} ({setup:+.2f} s) "
+            f"| {1000 * workers_start / pages:.2f} ({workers_start:.2f} s) "
+            f"| {rest - 1000 * (setup + workers_start) / pages:.2f} |"
         )
     return "\n".join(rows)
 

@@ -302,6 +302,8 @@ class NearDuplicatePipeline:
             self._state_unwritable(exc)
             return item
         self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
+        if page.worker_start_cpu and not same_body:
+            self.stats.inc_value("dedup/extract/worker_start_cpu_seconds", page.worker_start_cpu)  # type: ignore[arg-type]
         if page.status == "timeout":
             self.report.count("timeout")
             self.report.audit(url, "kept", "timeout", None, None)

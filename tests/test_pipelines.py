@@ -85,6 +85,7 @@ def stats(pipeline: NearDuplicatePipeline) -> dict:
             "dedup/extract/in_process",
             "dedup/extract/extractor_cpu_seconds",
             "dedup/extract/fingerprints_cpu_seconds",
+            "dedup/extract/worker_start_cpu_seconds",
         )
     }
 
@@ -531,6 +532,43 @@ def test_worker_processes_start_with_one_blas_thread_unless_the_user_chose(monke
         pipeline.close_spider()
     assert in_worker == (user_set or "1")
     assert os.environ.get("OPENBLAS_NUM_THREADS") == user_set  # the crawl process's own
+
+
+def test_a_worker_process_start_is_counted_once_as_what_it_cost():
+    """The first page a worker process returns carries the CPU its start took (importing
+    the extractor): counted once, and a body seen again does not count it twice."""
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACTOR": "resiliparse"})
+    articles = distinct_articles(3)
+    fingerprinter = pipeline.fingerprinter
+    try:
+        pages = [
+            fingerprinter.fingerprint(f"https://a.test/{n}", None, html, "utf-8")[0]
+            for n, html in enumerate(articles)
+        ]
+        for n, html in enumerate(articles):
+            process(pipeline, {"url": f"https://b.test/{n}", "html": html})
+        with pytest.raises(DropItem):
+            process(pipeline, {"url": "https://c.test/0", "html": articles[0]})
+        since_start = fingerprinter.processes.submit(time.process_time).result(timeout=30)
+    finally:
+        pipeline.close_spider()
+    assert [page.worker_start_cpu > 0 for page in pages] == [True, False, False]
+    # an interpreter that imported NumPy and resiliparse, and less than all its work
+    assert 0.01 < pages[0].worker_start_cpu < since_start
+    # the pipeline's items met bodies fingerprinted above: no page of a new start
+    assert pipeline.crawler.stats.get_value("dedup/extract/worker_start_cpu_seconds") is None
+
+
+def test_the_pipeline_counts_a_worker_process_start():
+    pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1, "DEDUP_EXTRACTOR": "resiliparse"})
+    try:
+        for n, html in enumerate(distinct_articles(2)):
+            process(pipeline, {"url": f"https://a.test/{n}", "html": html})
+        since_start = pipeline.fingerprinter.processes.submit(time.process_time).result(30)
+    finally:
+        pipeline.close_spider()
+    counted = pipeline.crawler.stats.get_value("dedup/extract/worker_start_cpu_seconds")
+    assert 0.01 < counted < since_start
 
 
 @pytest.mark.parametrize("workers", [1, "auto"])

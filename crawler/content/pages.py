@@ -31,7 +31,9 @@ class PageFingerprint:
     ``extractor_cpu`` and ``fingerprints_cpu``: the CPU seconds the thread that did the work
     spent extracting the main text (decoding the page included) and computing its
     fingerprints, so that what the content level costs around them is known (``0`` for a
-    page given up: ``"timeout"``). They are not part of equality: two results of one page
+    page given up: ``"timeout"``); ``worker_start_cpu``: on the first page a worker process
+    returns, the CPU seconds its start took (the interpreter, the imports), once a process
+    whatever the crawl's length. They are not part of equality: two results of one page
     are equal."""
 
     status: str
@@ -39,6 +41,7 @@ class PageFingerprint:
     fallback: bool = False
     extractor_cpu: float = field(default=0.0, compare=False)
     fingerprints_cpu: float = field(default=0.0, compare=False)
+    worker_start_cpu: float = field(default=0.0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +148,28 @@ def _out_of_time(signum: int, frame: object) -> None:
 _OUT_OF_TIME_AGAIN = 0.05
 
 
+#: In a worker process: the CPU seconds :func:`start_worker` found its start took, until
+#: the first page it returns reports them.
+_unreported_start_cpu = 0.0
+
+
 def fingerprint_page_within(
+    seconds: float,
+    html: str | bytes | EncodedPage | ResponseBody | None,
+    text: str | None = None,
+    **options: object,
+) -> PageFingerprint:
+    """:func:`fingerprint_page` given up after *seconds* (:func:`_fingerprint_page_within`);
+    the first page a worker process returns carries what its start cost."""
+    global _unreported_start_cpu
+    page = _fingerprint_page_within(seconds, html, text, **options)
+    if _unreported_start_cpu:
+        page = replace(page, worker_start_cpu=_unreported_start_cpu)
+        _unreported_start_cpu = 0.0
+    return page
+
+
+def _fingerprint_page_within(
     seconds: float,
     html: str | bytes | EncodedPage | ResponseBody | None,
     text: str | None = None,
@@ -194,6 +218,8 @@ def start_worker(extractor: str, parent_pid: int, check_every: float = 1.0) -> N
         os._exit(0)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    global _unreported_start_cpu
+    _unreported_start_cpu = time.process_time()
 
 
 @contextmanager
