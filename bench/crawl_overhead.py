@@ -31,11 +31,14 @@ What the numbers mean, and what the script promises about them:
   of the machine's cores were busy and idle while the crawl ran (every process, the page
   server's included: an *off* crawl that leaves no core idle leaves the content level no
   room but the crawl's own time), peak memory of the crawl process and its children (the
-  extraction workers) together, sampled every 20 ms from ``/proc``: RSS (a library page
-  shared by several processes counted in each) and PSS (shared pages split between the
-  processes that share them); not ``ru_maxrss``, since Linux carries a parent's peak into
+  extraction workers) together, sampled from ``/proc``: RSS every 20 ms (a library page
+  shared by several processes counted in each) and PSS every half second (shared pages
+  split between the processes that share them: reading it walks each process's page
+  tables, and every 20 ms that took a fifth of a core from the crawls with workers, a
+  twentieth from the others); not ``ru_maxrss``, since Linux carries a parent's peak into
   the ``ru_maxrss`` of each process it starts (the sampling thread's own CPU time, which
-  grows with the crawl's wall time and memory, is left out of the CPU figures), the items
+  grows with the crawl's wall time and memory, is left out of the CPU figures; the JSON
+  has each thread's CPU, the sampler's included), the items
   dropped, and the reactor's lag: how
   late a 10 ms timer fires while the crawl runs (median, p99, max). Ratios are against
   *off* in the same run.
@@ -58,6 +61,7 @@ import gzip
 import json
 import os
 import random
+import re
 import resource
 import shlex
 import signal
@@ -262,6 +266,9 @@ def crawl(settings_json: str, urls_file: str, result_file: str) -> None:
         "peak_rss_mib_each_child": sorted(
             rss / 2**20 for pid, rss in memory.peak_rss_by_pid.items() if pid != os.getpid()
         ),
+        # the crawl process's threads, by name without their number (the sampler's own
+        # included), as last seen: a look every half second
+        "cpu_seconds_by_thread": memory.cpu_seconds_by_thread(),
         "lag_ms": sorted(lag * 1000 for lag in lags),
     }
     Path(result_file).write_text(json.dumps(result))
@@ -276,8 +283,25 @@ def crawl_cpu_seconds(memory: MemorySampler) -> tuple[float, float]:
     return own.ru_utime + own.ru_stime + workers - memory.cpu_seconds, workers
 
 
+#: Bytes a page of memory (``/proc/<pid>/statm`` counts pages).
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+#: The PSS, the child processes and the threads' CPU are read at one look in this many:
+#: ``smaps_rollup`` walks a process's page tables, and read every 20 ms from the crawl
+#: and its workers it took 0.2 of a core of the machine's two during the crawl
+#: (``statm``'s RSS costs next to nothing).
+PSS_EVERY = 25
+
+
+def _pss_bytes(rollup: str) -> int:
+    for line in rollup.splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 class MemorySampler(threading.Thread):
-    """The peak, over time, of the summed RSS and PSS of a process and its children."""
+    """The peak, over time, of the summed RSS and PSS of a process and its children (the
+    PSS at one look in :data:`PSS_EVERY`)."""
 
     def __init__(self, pid: int, interval: float = 0.020) -> None:
         super().__init__(name="memory-sampler", daemon=True)
@@ -287,27 +311,55 @@ class MemorySampler(threading.Thread):
         #: this thread's own CPU time (reading /proc costs the kernel more for larger and
         #: more processes): left out of the crawl's
         self.cpu_seconds = 0.0
+        #: each thread of this process seen (by its id): its name and CPU seconds at the
+        #: last look (one in PSS_EVERY), which outlives the threads that end before the
+        #: crawl does
+        self.threads: dict[int, tuple[str, float]] = {}
 
     def run(self) -> None:
         started = time.thread_time()
+        tick = os.sysconf("SC_CLK_TCK")
+        looks = 0
+        pids = [self.pid]
         while True:
             self.cpu_seconds = time.thread_time() - started
-            pids = [self.pid, *self.children()]
+            look_at_pss = looks % PSS_EVERY == 0
+            looks += 1
+            if look_at_pss:  # and at the processes and threads there are
+                self.look_at_threads(tick)
+                pids = [self.pid, *self.children()]
             rss = pss = 0
             for pid in pids:
                 try:
-                    rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+                    own = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE
+                    if look_at_pss:
+                        pss += _pss_bytes(Path(f"/proc/{pid}/smaps_rollup").read_text())
                 except OSError:  # ended meanwhile
                     continue
-                for line in rollup.splitlines():
-                    if line.startswith("Rss:"):
-                        rss += int(line.split()[1]) * 1024
-                        own = int(line.split()[1]) * 1024
-                        self.peak_rss_by_pid[pid] = max(self.peak_rss_by_pid.get(pid, 0), own)
-                    elif line.startswith("Pss:"):
-                        pss += int(line.split()[1]) * 1024
-            self.peak_rss, self.peak_pss = max(self.peak_rss, rss), max(self.peak_pss, pss)
+                rss += own
+                self.peak_rss_by_pid[pid] = max(self.peak_rss_by_pid.get(pid, 0), own)
+            self.peak_rss = max(self.peak_rss, rss)
+            if look_at_pss:
+                self.peak_pss = max(self.peak_pss, pss)
             time.sleep(self.interval)
+
+    def look_at_threads(self, tick: int) -> None:
+        names = {thread.native_id: thread.name for thread in threading.enumerate()}
+        for task in Path("/proc/self/task").iterdir():
+            try:
+                fields = (task / "stat").read_text().rpartition(")")[2].split()
+            except OSError:  # ended meanwhile
+                continue
+            tid = int(task.name)
+            name = names.get(tid) or self.threads.get(tid, ("other", 0.0))[0]
+            self.threads[tid] = (name, (int(fields[11]) + int(fields[12])) / tick)
+
+    def cpu_seconds_by_thread(self) -> dict[str, float]:
+        seconds: dict[str, float] = {}
+        for name, cpu in self.threads.values():
+            name = re.sub(r"_\d+$", "", name)
+            seconds[name] = round(seconds.get(name, 0.0) + cpu, 3)
+        return seconds
 
     def children(self) -> list[int]:
         found = []
