@@ -13,8 +13,8 @@ from crawler.hashing import xxh3_128_digest
 
 _V = TypeVar("_V")
 
-#: Bodies remembered at most: about 840 bytes each with the fingerprints the content
-#: pipeline keeps of them (tracemalloc, fingerprints of dev-corpus pages), so 84 MB at the
+#: Bodies remembered at most: about 855 bytes each with the fingerprints the content
+#: pipeline keeps of them (tracemalloc, fingerprints of dev-corpus pages), so 86 MB at the
 #: default.
 DEFAULT_MAX_BODIES = 100_000
 
