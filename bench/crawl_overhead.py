@@ -285,6 +285,8 @@ def crawl_cpu_seconds(memory: MemorySampler) -> tuple[float, float]:
 
 #: Bytes a page of memory (``/proc/<pid>/statm`` counts pages).
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+#: Clock ticks a second (``/proc/<pid>/task/<tid>/stat`` counts CPU time in them).
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 #: The PSS, the child processes and the threads' CPU are read at one look in this many:
 #: ``smaps_rollup`` walks a process's page tables, and read every 20 ms from the crawl
 #: and its workers it took 0.2 of a core of the machine's two during the crawl
@@ -318,7 +320,6 @@ class MemorySampler(threading.Thread):
 
     def run(self) -> None:
         started = time.thread_time()
-        tick = os.sysconf("SC_CLK_TCK")
         looks = 0
         pids = [self.pid]
         while True:
@@ -326,7 +327,7 @@ class MemorySampler(threading.Thread):
             look_at_pss = looks % PSS_EVERY == 0
             looks += 1
             if look_at_pss:  # and at the processes and threads there are
-                self.look_at_threads(tick)
+                self.look_at_threads()
                 pids = [self.pid, *self.children()]
             rss = pss = 0
             for pid in pids:
@@ -343,7 +344,7 @@ class MemorySampler(threading.Thread):
                 self.peak_pss = max(self.peak_pss, pss)
             time.sleep(self.interval)
 
-    def look_at_threads(self, tick: int) -> None:
+    def look_at_threads(self) -> None:
         names = {thread.native_id: thread.name for thread in threading.enumerate()}
         for task in Path("/proc/self/task").iterdir():
             try:
@@ -352,11 +353,15 @@ class MemorySampler(threading.Thread):
                 continue
             tid = int(task.name)
             name = names.get(tid) or self.threads.get(tid, ("other", 0.0))[0]
-            self.threads[tid] = (name, (int(fields[11]) + int(fields[12])) / tick)
+            self.threads[tid] = (name, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
 
     def cpu_seconds_by_thread(self) -> dict[str, float]:
+        """CPU seconds of each thread of this process, by its name without its number
+        (``ThreadPoolExecutor-0_3`` counts as ``ThreadPoolExecutor-0``): the threads still
+        running as they are now, the others as last seen."""
+        self.look_at_threads()
         seconds: dict[str, float] = {}
-        for name, cpu in self.threads.values():
+        for name, cpu in list(self.threads.values()):  # the sampler adds threads meanwhile
             name = re.sub(r"_\d+$", "", name)
             seconds[name] = round(seconds.get(name, 0.0) + cpu, 3)
         return seconds

@@ -47,7 +47,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -127,26 +126,10 @@ def crawl(settings_json: str, start_url: str, result_file: str) -> None:
         "cpu_seconds": cpu_seconds,
         "cpu_seconds_workers": workers_cpu_seconds,
         "in_process": stats.get("dedup/extract/in_process", 0),
-        "cpu_seconds_by_thread": cpu_seconds_by_thread(),
+        "cpu_seconds_by_thread": memory.cpu_seconds_by_thread(),
         "peak_rss_mib": memory.peak_rss / 2**20,
     }
     Path(result_file).write_text(json.dumps(result))
-
-
-def cpu_seconds_by_thread() -> dict[str, float]:
-    """CPU seconds of each thread of this process still running, by its name without its
-    number (``ThreadPoolExecutor-0_3`` counts as ``ThreadPoolExecutor-0``)."""
-    names = {thread.native_id: thread.name for thread in threading.enumerate()}
-    tick = os.sysconf("SC_CLK_TCK")
-    seconds: dict[str, float] = {}
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            fields = (task / "stat").read_text().rpartition(")")[2].split()
-        except OSError:  # ended meanwhile
-            continue
-        name = re.sub(r"_\d+$", "", names.get(int(task.name), "other"))
-        seconds[name] = seconds.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
-    return seconds
 
 
 def free_port() -> int:
