@@ -35,6 +35,8 @@ hypothesis_settings.register_profile("derandomized", derandomize=True, database=
 hypothesis_settings.register_profile("deep", max_examples=1000, deadline=None)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "derandomized"))
 READY_TIMEOUT = 20.0
+#: Starts of a new redis-server on other ports when it exits at once (a port taken meanwhile).
+PORT_ATTEMPTS = 3
 READY_LINE = re.compile(r"^READY (http://([^/:]+):(\d+)/)$")
 
 
@@ -215,10 +217,9 @@ class RedisServerProcess:
         self.appendonly = appendonly
         self.password = password
         self.cluster = cluster
-        self.port = _free_port()
         # the cluster bus port stays across restarts: the other nodes know it
-        self.cluster_port = _free_port() if cluster else None
-        self.tls_port = _free_port() if tls else None
+        self.port, self.cluster_port, self.tls_port = _free_ports(cluster=cluster, tls=tls)
+        self._started = False
         self.ca_file = directory / "redis-cert.pem"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -245,6 +246,22 @@ class RedisServerProcess:
         return options
 
     def start(self) -> None:
+        """Start the server and wait until it answers. On its first start, a server that
+        exits at once is given other ports, up to :data:`PORT_ATTEMPTS` times: a free port
+        can be taken (by a connection's local port) before redis-server binds it."""
+        for _ in range(0 if self._started else PORT_ATTEMPTS - 1):  # a restart keeps its ports
+            if self._start_once():
+                self._started = True
+                return
+            self.port, self.cluster_port, self.tls_port = _free_ports(
+                cluster=self.cluster_port is not None, tls=self.tls_port is not None
+            )
+        self._start_once(last=True)
+        self._started = True
+
+    def _start_once(self, *, last: bool = False) -> bool:
+        """Whether the server started; ``False`` when it exited at once and this is not the
+        *last* attempt; :exc:`RuntimeError` when it did not answer in time."""
         if self.dump is not None and not (self.directory / "dump.rdb").exists():
             shutil.copy(self.dump, self.directory / "dump.rdb")
         command = [
@@ -272,11 +289,14 @@ class RedisServerProcess:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
                     conn.sendall(b"PING\r\n")
                     if conn.recv(16).startswith((b"+PONG", b"-NOAUTH")):
-                        return
+                        return True
             except OSError:
                 pass
-            if time.monotonic() > deadline or self.process.poll() is not None:
+            exited = self.process.poll() is not None
+            if time.monotonic() > deadline or exited:
                 self.stop()
+                if exited and not last:
+                    return False
                 raise RuntimeError(f"redis-server did not start on port {self.port}")
             time.sleep(0.05)
 
@@ -331,11 +351,22 @@ def _write_self_signed_certificate(certificate_file: Path, key_file: Path) -> No
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+def _free_ports(*, cluster: bool, tls: bool) -> tuple[int, int | None, int | None]:
+    """A port for a redis-server, and one for its cluster bus and its TLS listener where it
+    has them: free now, and distinct (bound together, so the system cannot hand one out
+    twice)."""
+    sockets = [socket.socket() for _ in range(1 + cluster + tls)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        ports: list[int] = [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+    port = ports.pop(0)
+    cluster_port = ports.pop(0) if cluster else None
+    tls_port = ports.pop(0) if tls else None
+    return port, cluster_port, tls_port
 
 
 def require_redis_server() -> None:
