@@ -27,6 +27,7 @@ from crawler.content.extract import (
     Extraction,
     decode_html,
     extract,
+    landmark_text,
     main_text,
 )
 from tests.conftest import REPO_ROOT
@@ -451,6 +452,77 @@ def test_auto_asks_trafilatura_when_resiliparse_keeps_little_of_the_page() -> No
     assert_is_the_article(result.text)
     # the page's size is resiliparse's count either way, so that sizes compare
     assert result.page_chars == fast.page_chars
+
+
+def sidebar_article_page(*, landmark: str) -> str:
+    """An article in a column named like a sidebar (resiliparse's heuristics drop it), under
+    a menu and over a footer; *landmark* wraps the column (``"main"``), or a byline beside
+    it (``"byline"``), or nothing (``""``)."""
+    body = "".join(f"<p>{paragraph}</p>" for paragraph in PARAGRAPHS)
+    column = f'<div class="sidebar"><h1>Old bridge reopens</h1>{body}</div>'
+    if landmark == "main":
+        column = f"<main>{column}</main>"
+    elif landmark == "byline":
+        column = f"<main><p>By the desk</p></main>{column}"
+    return (
+        f'<html><body><nav><a href="/">{NAV_ITEMS[0]}</a></nav>{column}'
+        f"<footer><p>{FOOTER}</p></footer></body></html>"
+    )
+
+
+def test_auto_reads_the_main_landmark_of_a_page_resiliparse_kept_little_of() -> None:
+    """Where resiliparse missed the article, the element its author marked as the main
+    content holds it: its whole text, without asking trafilatura (not even imported)."""
+    page = sidebar_article_page(landmark="main")
+    fast = extract(page.encode(), extractor="resiliparse")
+    assert len(fast.text) < crawler.content.extract.AUTO_MIN_SHARE * fast.page_chars
+    script = (
+        "import sys\n"
+        "from crawler.content.extract import extract, load_extractor\n"
+        "load_extractor('auto')\n"
+        "print(extract(sys.stdin.read().encode(), extractor='auto').text)\n"
+        "print('trafilatura' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        input=page,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    *text_lines, imported = result.stdout.strip().splitlines()
+    text = "\n".join(text_lines)
+    assert imported == "False"
+    assert text.startswith("Old bridge reopens")
+    assert_is_the_article(text)
+    assert text == extract(page.encode(), extractor="auto").text
+    assert extract(page.encode(), extractor="auto").page_chars == fast.page_chars
+
+
+def test_auto_asks_trafilatura_when_the_main_landmark_holds_little_too() -> None:
+    page = sidebar_article_page(landmark="byline").encode()
+    result = extract(page, extractor="auto")
+    expected = trafilatura.extract(page, **crawler.content.extract.AUTO_TRAFILATURA_OPTIONS)
+    assert result.text == expected
+    assert_is_the_article(result.text)
+
+
+def test_the_main_landmark_is_the_largest_element_marked_as_main_content() -> None:
+    from resiliparse.parse.html import HTMLTree
+
+    page = (
+        "<html><body><article><p>A teaser of another story.</p></article>"
+        '<div role="main"><h1>Old bridge reopens</h1><p>The river rose.</p>'
+        "<p>It fell again in May.</p></div></body></html>"
+    )
+    text = landmark_text(HTMLTree.parse(page))
+    lines = [line for line in text.splitlines() if line]
+    assert lines == ["Old bridge reopens", "The river rose.", "It fell again in May."]
+    assert (
+        landmark_text(HTMLTree.parse("<html><body><div><p>No mark.</p></div></body></html>")) == ""
+    )
+    assert landmark_text(HTMLTree.parse("")) == ""
 
 
 def test_auto_asks_trafilatura_without_the_stop_words_of_every_language() -> None:
