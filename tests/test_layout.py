@@ -140,9 +140,6 @@ LONG_MODULES = {
     "crawler.content.neardup": 750,
     # the canonical form: one rule after the other, each with its doctests
     "crawler.url.canonical": 700,
-    # the extractors, their decoding and the choice between them (the main landmark
-    # included), with doctests
-    "crawler.content.extract": 715,
     # the in-memory banded index and exact table, columns of NumPy arrays
     "crawler.content.index.memory": 650,
     # the Redis connection and its fault policy (retries, budget, signature)
