@@ -165,8 +165,8 @@ def measure(stream: Sequence[StreamPage], extractor: Extractor) -> Outcome:
             fast = extract(page.body, page.url, extractor="resiliparse")
             if kept_little(fast.text, fast.page_chars):
                 in_doubt += 1
-                landmark = landmark_text(HTMLTree.parse(decode_html(page.body)[1]))
-                landmarks += bool(landmark.strip()) and not kept_little(landmark, fast.page_chars)
+                tree = HTMLTree.parse(decode_html(page.body)[1])
+                landmarks += bool(landmark_text(tree, fast.page_chars))
         text_fingerprint = replace(
             detector.fingerprint(result.text), page_size=page_size_class(result.page_chars)
         )

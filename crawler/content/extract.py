@@ -392,8 +392,8 @@ def _auto_text(page: str, url: str | None) -> tuple[str, int]:
     tree = HTMLTree.parse(page)
     text, page_chars = _resiliparse_tree_text(tree, page)
     if kept_little(text, page_chars):
-        landmark = landmark_text(tree)
-        if landmark.strip() and not kept_little(landmark, page_chars):
+        landmark = landmark_text(tree, page_chars)
+        if landmark:
             text = landmark
         else:
             second = _attempt("trafilatura", page, url, _fast_trafilatura_text)
@@ -402,9 +402,10 @@ def _auto_text(page: str, url: str | None) -> tuple[str, int]:
     return without_url_lines(text), page_chars
 
 
-def landmark_text(tree: HTMLTree) -> str:
+def landmark_text(tree: HTMLTree, page_chars: int = 0) -> str:
     """The whole text of the largest element of a parsed page that :data:`MAIN_LANDMARKS`
-    selects (by the length of its text), in resiliparse's layout; ``""`` when there is none.
+    selects (by the length of its text), in resiliparse's layout; ``""`` when there is none,
+    or when its text is little of the page's *page_chars* characters (:func:`kept_little`).
 
     >>> from resiliparse.parse.html import HTMLTree
     >>> page = "<nav>Home</nav><main><h1>Title</h1><ul><li>One</li></ul></main><footer>F</footer>"
@@ -420,7 +421,8 @@ def landmark_text(tree: HTMLTree) -> str:
         extract_plain_text(node.html, **options)
         for node in tree.body.query_selector_all(MAIN_LANDMARKS)
     )
-    return max(texts, key=len, default="")
+    text = max(texts, key=len, default="")
+    return text if text.strip() and not kept_little(text, page_chars) else ""
 
 
 def _fast_trafilatura_text(page: str, url: str | None) -> tuple[str, int]:
