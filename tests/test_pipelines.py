@@ -911,11 +911,12 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     """Pages waiting for the crawl process's extraction that reach
     SCRAPER_SLOT_MAX_ACTIVE_SIZE (here ten pages' worth) a quarter of AUTO_WORKERS_AFTER
     (here 0.2 s) start the worker processes, which take every later page; each page is
-    checked once, wherever it ran. 48 pages arrive at once: more than ten wait while 38
-    are extracted, 0.6 s with trafilatura (17 ms a page on a 2-core Xeon of 2026), twelve
-    times the 0.05 s needed."""
+    checked once, wherever it ran. 96 pages arrive at once: more than ten wait while 86
+    are extracted, 1.5 s with trafilatura (17 ms a page on a 2-core Xeon of 2026), thirty
+    times the 0.05 s needed, and long enough for pages to be left once the worker has
+    started (the crawl process goes on extracting meanwhile)."""
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.2)
-    articles = distinct_articles(48, paragraphs=200)
+    articles = distinct_articles(96, paragraphs=200)
     pipeline = make_pipeline(
         {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * len(articles[0])}
     )
@@ -932,7 +933,7 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
 
     with caplog.at_level(logging.INFO, logger="crawler.content.page_fingerprinter"):
         kept = asyncio.run(all_at_once())
-    assert [item["url"] for item in kept] == [f"https://a.test/{n}" for n in range(48)]
+    assert [item["url"] for item in kept] == [f"https://a.test/{n}" for n in range(96)]
     # one worker first: the pages left after it started were not enough to hold the crawl
     # back for it too (the next test)
     assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == 1
@@ -942,8 +943,8 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
         caplog.text
     )
     in_process = pipeline.crawler.stats.get_value("dedup/extract/in_process")
-    assert 0 < in_process < 49
-    assert stats(pipeline)["dedup/content/unique"] == 48
+    assert 0 < in_process < 97
+    assert stats(pipeline)["dedup/content/unique"] == 96
     pipeline.close_spider()
 
 
@@ -961,6 +962,7 @@ def test_by_default_pages_that_do_not_stop_scrapys_downloads_keep_the_lane_open(
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.5)
     # more than the two cores a process of this machine can keep busy: never reached
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_CPU_SHARE", 3.0)
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_EXTRACTION_SHARE", 3.0)
     threads = set()
     extract = crawler.content.page_fingerprinter.fingerprint_page
 
@@ -991,11 +993,15 @@ def test_by_default_pages_that_do_not_stop_scrapys_downloads_keep_the_lane_open(
 
 
 def test_by_default_a_crawl_process_kept_busy_starts_a_worker(caplog, monkeypatch):
-    """The same 60 pages at once, which keep the crawl process's extraction busy (a core)
-    for about a second: past AUTO_WORKERS_AFTER (here 0.5 s) at 80% of a core or more, the
-    worker process takes the pages left; each page is checked once, wherever it ran."""
+    """120 pages at once, which keep the crawl process's extraction busy (a core) for about
+    two seconds: past AUTO_WORKERS_AFTER (here 0.5 s) at 80% of a core or more, the worker
+    process takes the pages left once it has started (pages are extracted in the crawl
+    process meanwhile: 60 pages were all done there before it answered in 2 of 12 runs);
+    each page is checked once, wherever it ran. (The pages' own share of a core, the next
+    test's sign, is left out.)"""
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.5)
-    articles = distinct_articles(61, paragraphs=200)
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_EXTRACTION_SHARE", 3.0)
+    articles = distinct_articles(121, paragraphs=200)
     pipeline = make_pipeline({"DEDUP_EXTRACTOR": "trafilatura"})
     process(pipeline, {"url": "https://a.test/first", "html": articles.pop()})
 
@@ -1005,12 +1011,54 @@ def test_by_default_a_crawl_process_kept_busy_starts_a_worker(caplog, monkeypatc
 
     with caplog.at_level(logging.INFO, logger="crawler.content.page_fingerprinter"):
         kept = asyncio.run(all_at_once())
-    assert len(kept) == 60
-    assert "or the crawl process kept 80% of a core busy over 0.5 s)" in caplog.text
+    assert len(kept) == 120
+    assert "the crawl process kept 80% of a core busy over 0.5 s, or" in caplog.text
     assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == 1
     in_process = pipeline.crawler.stats.get_value("dedup/extract/in_process")
-    assert 0 < in_process < 61
-    assert stats(pipeline)["dedup/content/unique"] == 61
+    assert 0 < in_process < 121
+    assert stats(pipeline)["dedup/content/unique"] == 121
+    pipeline.close_spider()
+
+
+def test_by_default_pages_taking_a_quarter_of_a_core_start_a_worker_and_stay_until_it_answers(
+    caplog, monkeypatch
+):
+    """120 pages at once: extracted in the crawl process, they take a whole core
+    (17 ms a page with trafilatura), four times AUTO_EXTRACTION_SHARE of it: within
+    AUTO_EXTRACTION_WINDOW (0.5 s), after about eight pages, long before the pages held or
+    the whole process's load (both left out here) would say so. The worker process takes a
+    few tenths of a second to start (its interpreter and imports); meanwhile pages are
+    still extracted in the crawl process rather than wait for it. Each page is checked
+    once."""
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_CPU_SHARE", 3.0)
+    articles = distinct_articles(121, paragraphs=200)
+    pipeline = make_pipeline(
+        {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10**9}
+    )
+    process(pipeline, {"url": "https://a.test/first", "html": articles.pop()})
+    fingerprinter = pipeline.fingerprinter
+    at_the_start: list[int] = []
+    start_workers = fingerprinter._start_workers
+
+    def counted_start_workers(why: str) -> None:
+        at_the_start.append(pipeline.crawler.stats.get_value("dedup/extract/in_process"))
+        start_workers(why)
+
+    monkeypatch.setattr(fingerprinter, "_start_workers", counted_start_workers)
+
+    async def all_at_once() -> list:
+        items = [{"url": f"https://a.test/{n}", "html": html} for n, html in enumerate(articles)]
+        return await asyncio.gather(*map(pipeline.process_item, items))
+
+    with caplog.at_level(logging.INFO, logger="crawler.content.page_fingerprinter"):
+        kept = asyncio.run(all_at_once())
+    assert len(kept) == 120
+    assert "or the pages extracted here took 25% of a core over 0.5 s)" in caplog.text
+    assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == 1
+    in_process = pipeline.crawler.stats.get_value("dedup/extract/in_process")
+    assert 5 <= at_the_start[0] < 30  # 0.5 s of pages at most, and the first one
+    assert at_the_start[0] < in_process < 121  # more while the worker started, not all
+    assert stats(pipeline)["dedup/content/unique"] == 121
     pipeline.close_spider()
 
 

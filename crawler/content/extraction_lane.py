@@ -154,6 +154,59 @@ class ProcessLoad:
         return self._busy
 
 
+class ExtractionLoad:
+    """Whether the pages extracted over the last *window* seconds took *max_share* of a core.
+
+    :meth:`extracted` counts a page's CPU seconds as it leaves the lane; :attr:`busy`
+    becomes ``True`` (for good) once *min_pages* pages or more left it within the last
+    *window* seconds and their CPU time reached *max_share* of the window.
+
+    >>> now = [0.0]
+    >>> load = ExtractionLoad(1.0, 0.25, min_pages=3, clock=lambda: now[0])
+    >>> load.extracted(0.2)  # one slow page: not a rate
+    >>> load.busy
+    False
+    >>> for _ in range(2):
+    ...     now[0] += 0.1
+    ...     load.extracted(0.05)
+    >>> load.busy  # 0.3 s of extraction within a second
+    True
+    """
+
+    def __init__(
+        self,
+        window: float,
+        max_share: float,
+        *,
+        min_pages: int = 10,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if window <= 0:
+            raise ValueError(f"window must be positive, got {window!r}")
+        if max_share <= 0:
+            raise ValueError(f"max_share must be positive, got {max_share!r}")
+        self.window = window
+        self.max_share = max_share
+        self.min_pages = min_pages
+        self.busy = False
+        self._clock = clock or time.monotonic
+        self._state = threading.Lock()
+        #: (time, CPU seconds) of the pages that left the lane within the window
+        self._pages: deque[tuple[float, float]] = deque()
+        self._cpu = 0.0
+
+    def extracted(self, cpu_seconds: float) -> None:
+        """A page left the lane; its extraction took *cpu_seconds*."""
+        now = self._clock()
+        with self._state:
+            self._pages.append((now, cpu_seconds))
+            self._cpu += cpu_seconds
+            while self._pages and self._pages[0][0] <= now - self.window:
+                self._cpu -= self._pages.popleft()[1]
+            if len(self._pages) >= self.min_pages and self._cpu >= self.max_share * self.window:
+                self.busy = True
+
+
 class ExtractionLane:
     """A lane one page uses at a time, from any thread.
 
@@ -181,9 +234,11 @@ class ExtractionLane:
         max_held: int,
         max_held_share: float = 0.25,
         max_cpu_share: float | None = None,
+        extraction: ExtractionLoad | None = None,
     ) -> None:
         self.pages = HeldPages(window, max_held, max_held_share)
         self.load = ProcessLoad(window, max_cpu_share) if max_cpu_share is not None else None
+        self.extraction = extraction
         self.window = window
         self._waited_out = False
         self._turns = threading.Condition()
@@ -192,7 +247,12 @@ class ExtractionLane:
 
     @property
     def overloaded(self) -> bool:
-        return self._waited_out or self.pages.behind or (self.load is not None and self.load.busy)
+        return (
+            self._waited_out
+            or self.pages.behind
+            or (self.load is not None and self.load.busy)
+            or (self.extraction is not None and self.extraction.busy)
+        )
 
     @property
     def held(self) -> int:
@@ -206,29 +266,35 @@ class ExtractionLane:
         """A page held before is done with."""
         self.pages.release(size)
 
-    def enter(self) -> bool:
+    def enter(self, *, overloaded_too: bool = False) -> bool:
         """Take the lane (see the class documentation); ``False``: it was not taken. Pages
         take it in the order they came (a lock lets one thread take it again and again
-        while another waits)."""
+        while another waits). *overloaded_too*: take it even once it is overloaded (while
+        the worker processes start), unless the page waited *window* seconds for it."""
         ticket = object()
         with self._turns:
             self._queue.append(ticket)
             deadline = time.monotonic() + self.window
-            while not self.overloaded and (self._taken or self._queue[0] is not ticket):
+            waited_out = False
+            while (overloaded_too or not self.overloaded) and (
+                self._taken or self._queue[0] is not ticket
+            ):
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    self._waited_out = True
+                    self._waited_out = waited_out = True
                     break
                 self._turns.wait(min(left, WAIT_STEP))
             self._queue.remove(ticket)
-            if self.overloaded:
+            if waited_out or (self.overloaded and not overloaded_too):
                 self._turns.notify_all()
                 return False
             self._taken = True
             return True
 
-    def leave(self) -> None:
-        """Give the lane up."""
+    def leave(self, cpu_seconds: float = 0.0) -> None:
+        """Give the lane up; the page's extraction took *cpu_seconds*."""
+        if self.extraction is not None:
+            self.extraction.extracted(cpu_seconds)
         with self._turns:
             self._taken = False
             self._turns.notify_all()

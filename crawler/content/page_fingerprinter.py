@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler import defaults
 from crawler.content.bodies import BodyCache, body_key
-from crawler.content.extraction_lane import ExtractionLane, HeldPages
+from crawler.content.extraction_lane import ExtractionLane, ExtractionLoad, HeldPages
 from crawler.content.pages import (
     EncodedPage,
     PageFingerprint,
@@ -64,6 +64,17 @@ AUTO_WORKERS_HELD_SHARE = 0.25
 #: extraction then wait for each other (one interpreter). A crawl without dedup kept 0.35
 #: of a core busy at 200 ms latency; extracting there too, 1.0 (``bench/crawl_overhead.py``).
 AUTO_WORKERS_CPU_SHARE = 0.8
+#: With ``"auto"``, worker processes start too once the pages extracted in the crawl
+#: process over the last this many seconds ...
+AUTO_EXTRACTION_WINDOW = 0.5
+#: ... took this share of a core (the reactor's thread waits for them meanwhile) ...
+AUTO_EXTRACTION_SHARE = 0.25
+#: ... and were this many at least (a page that imports trafilatura is no rate). At 200 ms
+#: latency and 16 concurrent requests (75 pages a second), the pages' share was 0.5 and the
+#: worker started after 0.55 s instead of the 0.9 to 1.6 s the signs above took, 1.03x-1.06x
+#: the crawl without dedup instead of 1.05x-1.12x; at 0.5 s latency and 8 concurrent (16
+#: pages a second), 0.11: no worker (``bench/crawl_overhead.py``).
+AUTO_EXTRACTION_PAGES = 5
 #: With ``"auto"``, a page larger than this (bytes, or characters) goes to the worker
 #: processes (started for it), where ``DEDUP_EXTRACT_TIMEOUT`` can stop it: a thread cannot
 #: be stopped. The largest of the 474 real pages of the dev corpus has 1.8 MB.
@@ -123,6 +134,9 @@ class PageFingerprinter:
                 max_held=max_held,
                 max_held_share=AUTO_WORKERS_HELD_SHARE,
                 max_cpu_share=AUTO_WORKERS_CPU_SHARE,
+                extraction=ExtractionLoad(
+                    AUTO_EXTRACTION_WINDOW, AUTO_EXTRACTION_SHARE, min_pages=AUTO_EXTRACTION_PAGES
+                ),
             )
             if auto
             else None
@@ -144,6 +158,8 @@ class PageFingerprinter:
         #: with ``"auto"`` and one worker started: whether the pages wait for it
         self._behind: HeldPages | None = None
         self._max_held = max_held
+        #: with ``"auto"``: answered once the first worker process has started
+        self._first_started: Future[int] | None = None
         self._processes_lock = threading.Lock()
         self._bodies: BodyCache[Future[PageFingerprint] | PageFingerprint] = BodyCache()
         self._bodies_lock = threading.Lock()
@@ -245,10 +261,12 @@ class PageFingerprinter:
         options = {**self.options, "url": url or None, "encoding": encoding}
         if self._lane is not None and self._in_process(html if text is None else text):
             assert self._lane_thread is not None
+            cpu = 0.0
             try:
                 page = self._lane_thread.submit(fingerprint_page, html, text, **options).result()
+                cpu = page.extractor_cpu + page.fingerprints_cpu
             finally:
-                self._lane.leave()
+                self._lane.leave(cpu)
             self.stats.inc_value("dedup/extract/in_process")
             return page
         sent = encoded if encoded is not None else html
@@ -310,21 +328,28 @@ class PageFingerprinter:
         free, or freed before it had been busy too long (``"auto"``; the lane is then
         taken). Otherwise the worker processes are started if they were not."""
         assert self._lane is not None
-        if self.processes is not None:
-            return False  # extracting here too would take the reactor's thread its time
         ordinary = _ordinary_page(page)
-        if ordinary and self._lane.enter():
-            return True
-        self._start_workers(
-            "the crawl process's extraction fell behind (the pages waiting for it reached "
-            f"SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, "
-            f"{AUTO_WORKERS_HELD_SHARE:.0%} of {AUTO_WORKERS_AFTER} s, one waited "
-            f"{AUTO_WORKERS_AFTER} s, or the crawl process kept {AUTO_WORKERS_CPU_SHARE:.0%} "
-            f"of a core busy over {AUTO_WORKERS_AFTER} s)"
-            if ordinary
-            else "a page is too large or too deeply nested to extract without a time limit"
-        )
-        return False
+        if self.processes is None:
+            if ordinary and self._lane.enter():
+                return True
+            self._start_workers(
+                "the crawl process's extraction fell behind (the pages waiting for it reached "
+                f"SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, "
+                f"{AUTO_WORKERS_HELD_SHARE:.0%} of {AUTO_WORKERS_AFTER} s, one waited "
+                f"{AUTO_WORKERS_AFTER} s, the crawl process kept {AUTO_WORKERS_CPU_SHARE:.0%} "
+                f"of a core busy over {AUTO_WORKERS_AFTER} s, or the pages extracted here took "
+                f"{AUTO_EXTRACTION_SHARE:.0%} of a core over {AUTO_EXTRACTION_WINDOW} s)"
+                if ordinary
+                else "a page is too large or too deeply nested to extract without a time limit"
+            )
+        # once the worker has started, extracting here too would take the reactor's thread
+        # its time; until then (its interpreter and imports: a few tenths of a second) pages
+        # would wait for it, and six of them fill asyncio's threads: Scrapy stopped
+        # downloading for half a second
+        started = self._first_started
+        if started is None or started.done():
+            return False
+        return ordinary and self._lane.enter(overloaded_too=True)
 
     def _start_workers(self, why: str) -> None:
         """One worker process, and the watch on whether pages wait for it (all of them at
@@ -332,7 +357,9 @@ class PageFingerprinter:
         with self._processes_lock:
             if self.processes is not None:
                 return
-            self.processes = self._new_processes(1)
+            processes = self._new_processes(1)
+            self._first_started = processes.submit(int)
+            self.processes = processes
             self.started = 1
             if self.workers > 1:
                 assert self._lane is not None

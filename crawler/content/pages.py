@@ -211,6 +211,7 @@ def start_worker(extractor: str, parent_pid: int, check_every: float = 1.0) -> N
     started it (*parent_pid*) is gone. A crawl killed with ``kill -9`` cannot stop its
     workers, and a worker waiting for pages would otherwise wait forever."""
     load_extractor(extractor)
+    fingerprint_text("Warm up the tables 12 of the first page, once.")
 
     def watch() -> None:
         while os.getppid() == parent_pid:

@@ -5,7 +5,7 @@ import threading
 import pytest
 
 import crawler.content.extraction_lane
-from crawler.content.extraction_lane import ExtractionLane, ProcessLoad
+from crawler.content.extraction_lane import ExtractionLane, ExtractionLoad, ProcessLoad
 
 
 class Clock:
@@ -204,3 +204,89 @@ def test_a_lane_of_a_busy_process_is_overloaded(monkeypatch):
     clocks.run(2.0, 0.9)
     assert lane.overloaded
     assert not lane.enter()
+
+
+def test_pages_extracted_under_the_share_of_a_core_never_make_the_extraction_busy():
+    """A polite crawl: 20 pages a second at 10 ms each, a fifth of a core, for 100 s."""
+    now = [1000.0]
+    load = ExtractionLoad(0.5, 0.25, min_pages=5, clock=lambda: now[0])
+    for _ in range(2000):
+        now[0] += 0.05
+        load.extracted(0.010)
+        assert not load.busy
+
+
+def test_pages_extracted_at_the_share_of_a_core_within_the_window_make_it_busy_for_good():
+    now = [1000.0]
+    load = ExtractionLoad(0.5, 0.25, min_pages=5, clock=lambda: now[0])
+    for _ in range(4):  # 0.14 s of extraction in 0.4 s, but four pages
+        now[0] += 0.1
+        load.extracted(0.035)
+    assert not load.busy
+    now[0] += 0.1
+    load.extracted(0.035)  # five pages, 0.175 s within the last 0.5 s: more than 0.125
+    assert load.busy
+    now[0] += 60.0
+    load.extracted(0.0)
+    assert load.busy
+
+
+def test_pages_extracted_before_the_window_do_not_count():
+    """Slow pages now and then: each a trafilatura import or a large page, never a rate."""
+    now = [1000.0]
+    load = ExtractionLoad(0.5, 0.25, min_pages=5, clock=lambda: now[0])
+    for _ in range(100):
+        now[0] += 0.6
+        load.extracted(0.4)
+    assert not load.busy
+
+
+@pytest.mark.parametrize("arguments", [(0, 0.25), (0.5, 0)])
+def test_an_extraction_load_is_refused_arguments_that_cannot_work(arguments):
+    with pytest.raises(ValueError, match="must be positive"):
+        ExtractionLoad(*arguments)
+
+
+def test_a_lane_whose_extraction_takes_the_share_of_a_core_is_overloaded():
+    now = [1000.0]
+    extraction = ExtractionLoad(0.5, 0.25, min_pages=2, clock=lambda: now[0])
+    lane = ExtractionLane(window=60.0, max_held=10**9, extraction=extraction)
+    for _ in range(2):
+        assert lane.enter()
+        lane.leave(0.1)  # the page's CPU seconds, counted as it leaves
+    assert lane.overloaded
+    assert not lane.enter()
+
+
+def test_an_overloaded_lane_still_takes_pages_in_turn_while_the_workers_start():
+    """Once overloaded, pages go to the worker processes; while they start, the lane
+    takes pages that would otherwise wait for them (``overloaded_too``), one at a time."""
+    lane = ExtractionLane(window=60.0, max_held=10**9)
+    assert lane.enter()
+    lane._waited_out = True  # overloaded, as a page that waited the whole window leaves it
+    assert lane.overloaded
+    entered = threading.Event()
+
+    def second() -> None:
+        assert lane.enter(overloaded_too=True)
+        entered.set()
+        lane.leave()
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    assert not entered.wait(0.2)  # in turn: the first page is still in
+    lane.leave()
+    thread.join(timeout=10)
+    assert entered.is_set()
+    assert not lane.enter()  # an ordinary page is refused all along
+
+
+def test_a_page_that_waited_the_whole_window_is_refused_even_while_the_workers_start():
+    lane = ExtractionLane(window=0.2, max_held=10**9)
+    assert lane.enter()
+    outcome: list[bool] = []
+    waiting = threading.Thread(target=lambda: outcome.append(lane.enter(overloaded_too=True)))
+    waiting.start()
+    waiting.join(timeout=10)
+    assert outcome == [False]
+    lane.leave()
