@@ -125,10 +125,7 @@ class ProcessLoad:
         clock: Callable[[], float] | None = None,
         cpu_clock: Callable[[], float] | None = None,
     ) -> None:
-        if window <= 0:
-            raise ValueError(f"window must be positive, got {window!r}")
-        if max_share <= 0:
-            raise ValueError(f"max_share must be positive, got {max_share!r}")
+        _check_window_and_share(window, max_share)
         self.window = window
         self.max_share = max_share
         self._clock = clock or time.monotonic
@@ -157,19 +154,23 @@ class ProcessLoad:
 class ExtractionLoad:
     """Whether the pages extracted over the last *window* seconds took *max_share* of a core.
 
-    :meth:`extracted` counts a page's CPU seconds as it leaves the lane; :attr:`busy`
-    becomes ``True`` (for good) once *min_pages* pages or more left it within the last
-    *window* seconds and their CPU time reached *max_share* of the window.
+    :meth:`extracted` counts a page's CPU seconds as it leaves the lane, each page at most
+    its part of the limit (*max_share* of the *window* over *min_pages*: one slow page, a
+    large one or the one that imports trafilatura, is no rate); :attr:`busy` becomes
+    ``True`` (for good) once *min_pages* pages or more left it within the last *window*
+    seconds and their CPU time reached *max_share* of the window.
 
     >>> now = [0.0]
     >>> load = ExtractionLoad(1.0, 0.25, min_pages=3, clock=lambda: now[0])
-    >>> load.extracted(0.2)  # one slow page: not a rate
-    >>> load.busy
-    False
+    >>> load.extracted(0.5)  # one slow page: not a rate (it counts for 0.25 / 3 s)
     >>> for _ in range(2):
     ...     now[0] += 0.1
     ...     load.extracted(0.05)
-    >>> load.busy  # 0.3 s of extraction within a second
+    >>> load.busy  # 0.18 s within a second
+    False
+    >>> now[0] += 0.1
+    >>> load.extracted(0.08)
+    >>> load.busy  # 0.26 s within a second
     True
     """
 
@@ -178,16 +179,14 @@ class ExtractionLoad:
         window: float,
         max_share: float,
         *,
-        min_pages: int = 10,
+        min_pages: int = 5,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        if window <= 0:
-            raise ValueError(f"window must be positive, got {window!r}")
-        if max_share <= 0:
-            raise ValueError(f"max_share must be positive, got {max_share!r}")
+        _check_window_and_share(window, max_share)
         self.window = window
         self.max_share = max_share
         self.min_pages = min_pages
+        self.max_page_share = max_share * window / min_pages
         self.busy = False
         self._clock = clock or time.monotonic
         self._state = threading.Lock()
@@ -198,13 +197,21 @@ class ExtractionLoad:
     def extracted(self, cpu_seconds: float) -> None:
         """A page left the lane; its extraction took *cpu_seconds*."""
         now = self._clock()
+        counted = min(cpu_seconds, self.max_page_share)
         with self._state:
-            self._pages.append((now, cpu_seconds))
-            self._cpu += cpu_seconds
+            self._pages.append((now, counted))
+            self._cpu += counted
             while self._pages and self._pages[0][0] <= now - self.window:
                 self._cpu -= self._pages.popleft()[1]
             if len(self._pages) >= self.min_pages and self._cpu >= self.max_share * self.window:
                 self.busy = True
+
+
+def _check_window_and_share(window: float, max_share: float) -> None:
+    if window <= 0:
+        raise ValueError(f"window must be positive, got {window!r}")
+    if max_share <= 0:
+        raise ValueError(f"max_share must be positive, got {max_share!r}")
 
 
 class ExtractionLane:
@@ -216,8 +223,10 @@ class ExtractionLane:
       without the lane, once the lane is :attr:`overloaded`, and at once after that;
     * :meth:`leave` gives the lane to the next page;
     * the lane is :attr:`overloaded` (for good) once the pages held were
-      :attr:`HeldPages.behind`, a page has waited *window* seconds for it, or (with
-      *max_cpu_share*) the process was :attr:`ProcessLoad.busy`.
+      :attr:`HeldPages.behind`, a page has waited *window* seconds for it, (with
+      *max_cpu_share*) the process was :attr:`ProcessLoad.busy`, or (with *extraction*)
+      its own pages were :attr:`ExtractionLoad.busy`; :attr:`overloaded_by` says which;
+    * ``enter(overloaded_too=True)`` takes it even then (while worker processes start).
 
     >>> lane = ExtractionLane(window=0.1, max_held=1_000)
     >>> lane.enter()
@@ -247,12 +256,21 @@ class ExtractionLane:
 
     @property
     def overloaded(self) -> bool:
-        return (
-            self._waited_out
-            or self.pages.behind
-            or (self.load is not None and self.load.busy)
-            or (self.extraction is not None and self.extraction.busy)
-        )
+        return self.overloaded_by is not None
+
+    @property
+    def overloaded_by(self) -> str | None:
+        """The first sign that overloaded the lane: ``"held"``, ``"waited"``, ``"load"`` or
+        ``"extraction"``; ``None`` while it is not."""
+        if self.pages.behind:
+            return "held"
+        if self._waited_out:
+            return "waited"
+        if self.load is not None and self.load.busy:
+            return "load"
+        if self.extraction is not None and self.extraction.busy:
+            return "extraction"
+        return None
 
     @property
     def held(self) -> int:
@@ -276,15 +294,17 @@ class ExtractionLane:
             self._queue.append(ticket)
             deadline = time.monotonic() + self.window
             waited_out = False
-            while (overloaded_too or not self.overloaded) and (
-                self._taken or self._queue[0] is not ticket
-            ):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._waited_out = waited_out = True
-                    break
-                self._turns.wait(min(left, WAIT_STEP))
-            self._queue.remove(ticket)
+            try:
+                while (overloaded_too or not self.overloaded) and (
+                    self._taken or self._queue[0] is not ticket
+                ):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        self._waited_out = waited_out = True
+                        break
+                    self._turns.wait(min(left, WAIT_STEP))
+            finally:
+                self._queue.remove(ticket)
             if waited_out or (self.overloaded and not overloaded_too):
                 self._turns.notify_all()
                 return False
@@ -293,8 +313,10 @@ class ExtractionLane:
 
     def leave(self, cpu_seconds: float = 0.0) -> None:
         """Give the lane up; the page's extraction took *cpu_seconds*."""
-        if self.extraction is not None:
-            self.extraction.extracted(cpu_seconds)
-        with self._turns:
-            self._taken = False
-            self._turns.notify_all()
+        try:
+            if self.extraction is not None:
+                self.extraction.extracted(cpu_seconds)
+        finally:
+            with self._turns:
+                self._taken = False
+                self._turns.notify_all()

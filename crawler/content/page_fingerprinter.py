@@ -104,12 +104,14 @@ class PageFingerprinter:
 
     * *workers* ``"auto"``: in one thread of the crawl process, one page at a time, until
       the pages waiting for it would stop Scrapy's downloads (*max_held*, Scrapy's
-      ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``) or the crawl process keeps
-      :data:`AUTO_WORKERS_CPU_SHARE` of a core busy (see
-      :class:`~crawler.content.extraction_lane.ExtractionLane`),
-      then in one worker process, and in :func:`auto_worker_count` once that one falls
-      behind in turn (by the same sign: the others start beside it); a page too large or
-      too deeply nested for a thread that cannot be stopped goes to the workers at once;
+      ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``), the crawl process keeps
+      :data:`AUTO_WORKERS_CPU_SHARE` of a core busy, or the pages extracted there take
+      :data:`AUTO_EXTRACTION_SHARE` of one (see
+      :class:`~crawler.content.extraction_lane.ExtractionLane`), then in one worker
+      process once it has started (pages go on in the thread meanwhile), and in
+      :func:`auto_worker_count` once that one falls behind in turn (by the same sign: the
+      others start beside it); a page too large or too deeply nested for a thread that
+      cannot be stopped goes to the workers at once;
     * a number: so many worker processes from :meth:`open` on; ``0``: in the calling thread;
     * *options*: :func:`~crawler.content.pages.fingerprint_page`'s keyword arguments.
     """
@@ -265,9 +267,9 @@ class PageFingerprinter:
             try:
                 page = self._lane_thread.submit(fingerprint_page, html, text, **options).result()
                 cpu = page.extractor_cpu + page.fingerprints_cpu
+                self.stats.inc_value("dedup/extract/in_process")
             finally:
                 self._lane.leave(cpu)
-            self.stats.inc_value("dedup/extract/in_process")
             return page
         sent = encoded if encoded is not None else html
         if self._behind is not None and self._behind.behind:
@@ -333,12 +335,8 @@ class PageFingerprinter:
             if ordinary and self._lane.enter():
                 return True
             self._start_workers(
-                "the crawl process's extraction fell behind (the pages waiting for it reached "
-                f"SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, "
-                f"{AUTO_WORKERS_HELD_SHARE:.0%} of {AUTO_WORKERS_AFTER} s, one waited "
-                f"{AUTO_WORKERS_AFTER} s, the crawl process kept {AUTO_WORKERS_CPU_SHARE:.0%} "
-                f"of a core busy over {AUTO_WORKERS_AFTER} s, or the pages extracted here took "
-                f"{AUTO_EXTRACTION_SHARE:.0%} of a core over {AUTO_EXTRACTION_WINDOW} s)"
+                "the crawl process's extraction fell behind "
+                f"({_sign_text(self._lane.overloaded_by or 'waited')})"
                 if ordinary
                 else "a page is too large or too deeply nested to extract without a time limit"
             )
@@ -455,6 +453,27 @@ class PageFingerprinter:
         for process in list(getattr(stuck, "_processes", {}).values()):
             process.terminate()
         stuck.shutdown(wait=False, cancel_futures=True)
+
+
+def _sign_text(sign: str) -> str:
+    """What the INFO line says of each sign that starts the worker processes
+    (:attr:`~crawler.content.extraction_lane.ExtractionLane.overloaded_by`)."""
+    if sign == "held":
+        return (
+            "the pages waiting for it reached SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy "
+            f"stops downloading, {AUTO_WORKERS_HELD_SHARE:.0%} of {AUTO_WORKERS_AFTER} s"
+        )
+    if sign == "load":
+        return (
+            f"the crawl process kept {AUTO_WORKERS_CPU_SHARE:.0%} of a core busy over "
+            f"{AUTO_WORKERS_AFTER} s"
+        )
+    if sign == "extraction":
+        return (
+            f"the pages extracted there took {AUTO_EXTRACTION_SHARE:.0%} of a core over "
+            f"{AUTO_EXTRACTION_WINDOW} s"
+        )
+    return f"a page waited {AUTO_WORKERS_AFTER} s for it"
 
 
 def _ordinary_page(page: Any) -> bool:

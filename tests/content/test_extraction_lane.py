@@ -47,6 +47,7 @@ def test_pages_at_the_limit_for_a_share_of_the_window_overload_the_lane(clock):
     clock.now += 0.02
     lane.release(1)
     assert lane.overloaded
+    assert lane.overloaded_by == "held"
     assert lane.held == 1_000
     assert not lane.enter()
 
@@ -78,6 +79,7 @@ def test_a_page_waiting_the_whole_window_overloads_the_lane():
     waiting.join(timeout=10)
     assert outcome == [False]
     assert lane.overloaded
+    assert lane.overloaded_by == "waited"
     lane.leave()
     assert not lane.enter()  # for good
 
@@ -203,42 +205,63 @@ def test_a_lane_of_a_busy_process_is_overloaded(monkeypatch):
     lane.leave()
     clocks.run(2.0, 0.9)
     assert lane.overloaded
+    assert lane.overloaded_by == "load"
     assert not lane.enter()
+
+
+class PageClock:
+    """The time, moved by the pages a test extracts."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def load(self) -> ExtractionLoad:
+        return ExtractionLoad(0.5, 0.25, min_pages=5, clock=lambda: self.now)
+
+    def extract(self, load: ExtractionLoad, pages: int, every: float, cpu: float) -> None:
+        for _ in range(pages):
+            self.now += every
+            load.extracted(cpu)
 
 
 def test_pages_extracted_under_the_share_of_a_core_never_make_the_extraction_busy():
     """A polite crawl: 20 pages a second at 10 ms each, a fifth of a core, for 100 s."""
-    now = [1000.0]
-    load = ExtractionLoad(0.5, 0.25, min_pages=5, clock=lambda: now[0])
+    clock = PageClock()
+    load = clock.load()
     for _ in range(2000):
-        now[0] += 0.05
-        load.extracted(0.010)
+        clock.extract(load, 1, every=0.05, cpu=0.010)
         assert not load.busy
 
 
 def test_pages_extracted_at_the_share_of_a_core_within_the_window_make_it_busy_for_good():
-    now = [1000.0]
-    load = ExtractionLoad(0.5, 0.25, min_pages=5, clock=lambda: now[0])
-    for _ in range(4):  # 0.14 s of extraction in 0.4 s, but four pages
-        now[0] += 0.1
-        load.extracted(0.035)
+    clock = PageClock()
+    load = clock.load()
+    clock.extract(load, 4, every=0.1, cpu=0.035)  # 0.14 s in 0.4 s, but four pages
     assert not load.busy
-    now[0] += 0.1
-    load.extracted(0.035)  # five pages, 0.175 s within the last 0.5 s: more than 0.125
+    clock.extract(load, 1, every=0.1, cpu=0.035)  # five, 0.175 s within 0.5 s: over 0.125
     assert load.busy
-    now[0] += 60.0
-    load.extracted(0.0)
+    clock.extract(load, 1, every=60.0, cpu=0.0)
     assert load.busy
 
 
 def test_pages_extracted_before_the_window_do_not_count():
     """Slow pages now and then: each a trafilatura import or a large page, never a rate."""
-    now = [1000.0]
-    load = ExtractionLoad(0.5, 0.25, min_pages=5, clock=lambda: now[0])
-    for _ in range(100):
-        now[0] += 0.6
-        load.extracted(0.4)
+    clock = PageClock()
+    load = clock.load()
+    clock.extract(load, 100, every=0.6, cpu=0.4)
     assert not load.busy
+
+
+def test_one_slow_page_among_a_few_fast_ones_is_no_rate():
+    """The page that imports trafilatura took 0.21 s of CPU: alone, more than the 0.125 s
+    of a quarter of a core over 0.5 s; it counts for 0.025 s, a fifth of that."""
+    clock = PageClock()
+    load = clock.load()
+    clock.extract(load, 1, every=0.0, cpu=0.21)
+    clock.extract(load, 4, every=0.1, cpu=0.005)
+    assert not load.busy
+    clock.extract(load, 4, every=0.02, cpu=0.025)  # a rate: 0.125 s of the last 0.5
+    assert load.busy
 
 
 @pytest.mark.parametrize("arguments", [(0, 0.25), (0.5, 0)])
@@ -252,9 +275,10 @@ def test_a_lane_whose_extraction_takes_the_share_of_a_core_is_overloaded():
     extraction = ExtractionLoad(0.5, 0.25, min_pages=2, clock=lambda: now[0])
     lane = ExtractionLane(window=60.0, max_held=10**9, extraction=extraction)
     for _ in range(2):
+        assert lane.overloaded_by is None
         assert lane.enter()
         lane.leave(0.1)  # the page's CPU seconds, counted as it leaves
-    assert lane.overloaded
+    assert lane.overloaded_by == "extraction"
     assert not lane.enter()
 
 
