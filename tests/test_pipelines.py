@@ -905,6 +905,18 @@ def processed_at_once(pipeline: NearDuplicatePipeline, articles: list[str]) -> l
     return asyncio.run(all_at_once())
 
 
+def burst_of_pages(pages: int) -> tuple[NearDuplicatePipeline, list[str], list[str]]:
+    """A pipeline (trafilatura, no limit on the pages held) that extracted a first page in
+    the crawl process; *pages* articles for a burst, and three more for later."""
+    articles = distinct_articles(pages + 4, paragraphs=200)
+    later = [articles.pop() for _ in range(3)]
+    pipeline = make_pipeline(
+        {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10**9}
+    )
+    process(pipeline, {"url": "https://a.test/first", "html": articles.pop()})
+    return pipeline, articles, later
+
+
 def later_pages_go_to_the_worker(pipeline: NearDuplicatePipeline, later: list[str]) -> None:
     """Once the worker process has answered, the pages of *later* go to it, none to the
     crawl process's thread (which took pages while the worker started)."""
@@ -1019,12 +1031,7 @@ def test_by_default_a_crawl_process_kept_busy_starts_a_worker(caplog, monkeypatc
     each page is checked once, wherever it ran. The other signs are left out."""
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.5)
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_EXTRACTION_SHARE", 3.0)
-    articles = distinct_articles(64, paragraphs=200)
-    later = [articles.pop() for _ in range(3)]
-    pipeline = make_pipeline(
-        {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10**9}
-    )
-    process(pipeline, {"url": "https://a.test/first", "html": articles.pop()})
+    pipeline, articles, later = burst_of_pages(60)
 
     with caplog.at_level(logging.INFO, logger="crawler.content.page_fingerprinter"):
         kept = processed_at_once(pipeline, articles)
@@ -1051,12 +1058,7 @@ def test_by_default_pages_taking_a_quarter_of_a_core_start_a_worker_and_stay_unt
     still extracted in the crawl process rather than wait for it. Each page is checked
     once."""
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_CPU_SHARE", 3.0)
-    articles = distinct_articles(64, paragraphs=200)
-    later = [articles.pop() for _ in range(3)]
-    pipeline = make_pipeline(
-        {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10**9}
-    )
-    process(pipeline, {"url": "https://a.test/first", "html": articles.pop()})
+    pipeline, articles, later = burst_of_pages(60)
     fingerprinter = pipeline.fingerprinter
     at_the_start: list[int] = []
     start_workers = fingerprinter._start_workers

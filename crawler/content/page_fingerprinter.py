@@ -71,8 +71,8 @@ AUTO_EXTRACTION_WINDOW = 0.5
 AUTO_EXTRACTION_SHARE = 0.25
 #: ... and were this many at least (a page that imports trafilatura is no rate). At 200 ms
 #: latency and 16 concurrent requests (75 pages a second), the pages' share was 0.5 and the
-#: worker started after 0.55 s instead of the 0.9 to 1.6 s the signs above took, 1.03x-1.06x
-#: the crawl without dedup instead of 1.05x-1.12x; at 0.5 s latency and 8 concurrent (16
+#: worker started after 0.55 s instead of the 0.9 to 1.6 s the signs above took, 1.03x-1.07x
+#: the crawl without dedup instead of 1.05x-1.13x; at 0.5 s latency and 8 concurrent (16
 #: pages a second), 0.11: no worker (``bench/crawl_overhead.py``).
 AUTO_EXTRACTION_PAGES = 5
 #: With ``"auto"``, a page larger than this (bytes, or characters) goes to the worker
