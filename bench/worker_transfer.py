@@ -1,13 +1,16 @@
 """What it costs to hand a page to a worker process and have the answer back.
 
-The content level sends each page's bytes to its worker processes through a
-``ProcessPoolExecutor`` (``crawler.content.page_fingerprinter``). This benchmark sends the
-real pages of the corpus to two spawned workers that only take their length, so that what is
-measured is the transfer: CPU milliseconds a page in the crawl process (the executor's
-threads included) and in the workers, beside the peer measured in the same run: extracting
-and fingerprinting the same pages in this process (``fingerprint_page``, the default
-extractor), the work the transfer moves. The workers' start-up is measured apart (a pool
-that takes no page) and left out.
+The content level sends each page's bytes to its worker processes through
+:class:`crawler.content.worker_processes.WorkerProcesses`: the thread that asks writes the
+page to an idle worker's pipe and reads the answer itself. This benchmark sends the real
+pages of the corpus to two spawned workers that only take their length, from four threads
+(as the crawl's asyncio threads do), so that what is measured is the transfer: CPU
+milliseconds a page in the crawl process (its threads included) and in the workers. Beside
+it, in the same run and taking turns, the peers: ``concurrent.futures.ProcessPoolExecutor``
+(what the content level used before, with its feeder and manager threads) called from the
+same four threads, and extracting and fingerprinting the same pages in this process
+(``fingerprint_page``, the default extractor), the work the transfer moves. The workers'
+start-up is measured apart (workers that take no page) and left out.
 
     .venv/bin/python bench/worker_transfer.py [--corpus ../shared/corpus] [--rounds 3]
 """
@@ -22,12 +25,19 @@ import platform
 import resource
 import statistics
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crawler.content.pages import fingerprint_page
+from crawler.content.worker_processes import WorkerProcesses
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 WORKERS = 2
+#: the threads that hand pages over, as the crawl's asyncio threads do
+THREADS = 4
 
 
 def _cpu(who: int) -> float:
@@ -43,16 +53,37 @@ def load_pages(corpus: Path) -> list[bytes]:
     ]
 
 
-def one_pool(pages: list[bytes]) -> tuple[float, float]:
-    """CPU seconds of this process while *pages* go to the workers and back, and of the
-    workers from their start to their end."""
+def _ready() -> None:
+    """The workers' initializer: nothing to load."""
+
+
+def _handed_over(pages: list[bytes], call: Callable[[bytes], int]) -> float:
+    """CPU seconds of this process while *pages* go to the workers and back."""
+    before = _cpu(resource.RUSAGE_SELF)
+    with ThreadPoolExecutor(THREADS) as threads:
+        assert list(threads.map(call, pages)) == list(map(len, pages))
+    return _cpu(resource.RUSAGE_SELF) - before
+
+
+def ours(pages: list[bytes]) -> tuple[float, float]:
+    """CPU seconds of this process while *pages* go to :class:`WorkerProcesses` and back,
+    and of the workers from their start to their end."""
+    children_before = _cpu(resource.RUSAGE_CHILDREN)
+    processes = WorkerProcesses(WORKERS, initializer=_ready)
+    processes.started.result()
+    for _ in range(WORKERS * 4):
+        processes.run(len, (b"",))
+    crawl_process = _handed_over(pages, lambda page: processes.run(len, (page,)))
+    processes.close()
+    return crawl_process, _cpu(resource.RUSAGE_CHILDREN) - children_before
+
+
+def executor(pages: list[bytes]) -> tuple[float, float]:
+    """The same through a ``ProcessPoolExecutor``."""
     children_before = _cpu(resource.RUSAGE_CHILDREN)
     processes = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
     list(processes.map(len, [b""] * 20))  # both workers started
-    before = _cpu(resource.RUSAGE_SELF)
-    for future in [processes.submit(len, page) for page in pages]:
-        future.result()
-    crawl_process = _cpu(resource.RUSAGE_SELF) - before
+    crawl_process = _handed_over(pages, lambda page: processes.submit(len, page).result())
     processes.shutdown()
     return crawl_process, _cpu(resource.RUSAGE_CHILDREN) - children_before
 
@@ -73,28 +104,36 @@ def main() -> None:
         fingerprint_page(page, extractor="auto")
     extraction = (_cpu(resource.RUSAGE_SELF) - before) / len(pages) * 1000
     pages *= args.copies  # the workers' start-up then weighs little
-    runs = []
-    start_up = []
+    transports = {"WorkerProcesses (ours)": ours, "ProcessPoolExecutor (peer)": executor}
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in transports}
+    start_up: dict[str, list[float]] = {name: [] for name in transports}
     for _ in range(args.rounds):
-        start_up.append(one_pool([])[1])
-        runs.append(one_pool(pages))
-    workers_start = statistics.median(start_up)
+        for name, transport in transports.items():
+            start_up[name].append(transport([])[1])
+            runs[name].append(transport(pages))
     mean_size = sum(map(len, pages)) / len(pages)
-    parent = statistics.median(run[0] for run in runs) / len(pages) * 1000
-    workers = statistics.median(run[1] - workers_start for run in runs) / len(pages) * 1000
     print("# Handing pages to worker processes\n")
     print(
-        f"{len(pages)} pages a pool ({mean_size / 1000:.0f} kB on average), {WORKERS} spawned "
-        f"workers, median of {args.rounds} rounds; CPU ms a page (the workers' start-up, "
-        f"{workers_start:.2f} s a pool, left out)\n"
+        f"{len(pages)} pages a round ({mean_size / 1000:.0f} kB on average), {WORKERS} spawned "
+        f"workers, {THREADS} threads handing them over, median of {args.rounds} rounds, the "
+        f"two transports taking turns; CPU ms a page (the workers' start-up left out)\n"
     )
-    print("| crawl process | workers | together | extracting here (peer) | together / peer |")
-    print("|---:|---:|---:|---:|---:|")
-    together = parent + workers
     print(
-        f"| {parent:.3f} | {workers:.3f} | {together:.3f} | {extraction:.2f} "
-        f"| {together / extraction:.3f} |"
+        "| transport | workers' start-up s | crawl process | workers | together "
+        "| extracting here (peer) | together / extracting |"
     )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in transports:
+        workers_start = statistics.median(start_up[name])
+        parent = statistics.median(run[0] for run in runs[name]) / len(pages) * 1000
+        workers = (
+            statistics.median(run[1] - workers_start for run in runs[name]) / len(pages) * 1000
+        )
+        together = parent + workers
+        print(
+            f"| {name} | {workers_start:.2f} | {parent:.3f} | {workers:.3f} | {together:.3f} "
+            f"| {extraction:.2f} | {together / extraction:.3f} |"
+        )
     print(f"\npython {platform.python_version()}, {os.cpu_count()} CPUs, {platform.platform()}")
 
 

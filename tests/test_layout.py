@@ -193,9 +193,6 @@ LONG_CLASSES = {
     "crawler.pipelines.NearDuplicatePipeline": 480,
     # the demo site's pages and their variants, data more than code
     "crawler.demo.site._SiteBuilder": 465,
-    # where a page is fingerprinted: the crawl process's lane (kept while the first worker
-    # starts), worker processes, their growth when pages wait, and a stuck pool replaced
-    "crawler.content.page_fingerprinter.PageFingerprinter": 360,
     # what the components ask of a page's record: whether it is due, the conditional
     # headers to send, what a fetch's outcome does to its interval
     "crawler.url.recrawl.Recrawl": 330,

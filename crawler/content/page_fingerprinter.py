@@ -12,13 +12,9 @@ thread, never from the reactor's.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import threading
-import weakref
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FuturesTimeoutError
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +31,7 @@ from crawler.content.pages import (
     single_threaded_blas,
     start_worker,
 )
+from crawler.content.worker_processes import WorkerDied, WorkerProcesses, WorkerStuck
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -43,14 +40,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: How many times a page is given to new workers when another page's stuck worker
-#: replaced the ones it waited for.
-MAX_EXTRACT_ATTEMPTS = 5
 #: Seconds past ``DEDUP_EXTRACT_TIMEOUT`` after which a worker that has not given a page
 #: up is taken for stuck (in one call into C code) and replaced.
 STUCK_WORKER_MARGIN = 2.0
-#: Seconds between two looks at a page queued for the workers: has it been handed over?
-QUEUED_POLL_INTERVAL = 0.05
 #: With ``DEDUP_CONTENT_WORKERS = "auto"``: worker processes start once the pages the
 #: content level holds reached ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` (Scrapy downloads nothing
 #: more meanwhile) for :data:`AUTO_WORKERS_HELD_SHARE` of the last this many seconds, or a
@@ -149,19 +141,16 @@ class PageFingerprinter:
         self._lane_thread = (
             ThreadPoolExecutor(1, thread_name_prefix="dedup-extract") if auto else None
         )
-        #: the worker processes (``"auto"``: the first one)
-        self.processes: ProcessPoolExecutor | None = None
-        #: ``"auto"``: the other workers, once pages wait for the first
-        self.more: ProcessPoolExecutor | None = None
+        #: the worker processes (``"auto"``: the first one, then the others once pages wait
+        #: for it)
+        self.processes: WorkerProcesses | None = None
         #: how many worker processes were started (``"auto"``: one, then all)
         self.started = 0
-        #: pages handed to each pool and not back yet
-        self._at: weakref.WeakKeyDictionary[ProcessPoolExecutor, int] = weakref.WeakKeyDictionary()
         #: with ``"auto"`` and one worker started: whether the pages wait for it
         self._behind: HeldPages | None = None
         self._max_held = max_held
         #: with ``"auto"``: answered once the first worker process has started
-        self._first_started: Future[int] | None = None
+        self._first_started: Future[None] | None = None
         self._processes_lock = threading.Lock()
         self._bodies: BodyCache[Future[PageFingerprint] | PageFingerprint] = BodyCache()
         self._bodies_lock = threading.Lock()
@@ -174,9 +163,8 @@ class PageFingerprinter:
             self.started = self.workers
 
     def close(self) -> None:
-        for processes in (self.processes, self.more):
-            if processes is not None:
-                processes.shutdown(wait=True, cancel_futures=True)
+        if self.processes is not None:
+            self.processes.close()
         if self._lane_thread is not None:
             self._lane_thread.shutdown(wait=True)
 
@@ -274,56 +262,44 @@ class PageFingerprinter:
         sent = encoded if encoded is not None else html
         if self._behind is not None and self._behind.behind:
             self._start_all_workers()
-        for _ in range(MAX_EXTRACT_ATTEMPTS):
-            processes = self._least_busy()
-            if processes is None:
-                return fingerprint_page(html, text, **options)
-            try:
-                future = processes.submit(
-                    fingerprint_page_within, self.extract_timeout, sent, text, **options
-                )
-                page = self._result(future)
-            except FuturesTimeoutError:
-                logger.warning(
-                    "Content dedup: a worker process did not give %(url)s up after "
-                    "DEDUP_EXTRACT_TIMEOUT (%(timeout)s s) as it should (stuck in one call); "
-                    "the workers are replaced and the item kept unchecked "
-                    "(dedup/content/timeout)",
-                    {"url": url or "<no url>", "timeout": self.extract_timeout},
-                )
-                self._replace_processes(processes)
-                return PageFingerprint("timeout", None)
-            # RuntimeError: shut down; CancelledError: queued when they were replaced (left
-            # to asyncio, it would take the item's coroutine for cancelled: the item vanished)
-            except (BrokenProcessPool, RuntimeError, CancelledError) as exc:
-                if processes is not self.processes and processes is not self.more:
-                    continue  # another page's stuck worker replaced the workers under this one
-                if not isinstance(exc, BrokenProcessPool):
-                    raise
-                logger.warning(
-                    "Content dedup: a worker process died while extracting %(url)s; the "
-                    "workers are replaced and the item kept unchecked (dedup/content/timeout)",
-                    {"url": url or "<no url>"},
-                )
-                self._replace_processes(processes)
-                return PageFingerprint("timeout", None)
-            finally:
-                with self._processes_lock:
-                    self._at[processes] -= 1
-            if page.status == "timeout":
-                logger.warning(
-                    "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "
-                    "(%(timeout)s s) to extract; it was given up and the item kept unchecked "
-                    "(dedup/content/timeout)",
-                    {"url": url or "<no url>", "timeout": self.extract_timeout},
-                )
-            return page
-        logger.warning(
-            "Content dedup: the workers were replaced %(times)d times while %(url)s waited "
-            "for one; the item is kept unchecked (dedup/content/timeout)",
-            {"url": url or "<no url>", "times": MAX_EXTRACT_ATTEMPTS},
-        )
-        return PageFingerprint("timeout", None)
+        processes = self.processes
+        if processes is None:
+            return fingerprint_page(html, text, **options)
+        # the worker gives a page up itself once it has worked on it for the limit, however
+        # long the page waited for a worker; one that has not answered within the limit and
+        # a margin is stuck in one call into C code (a signal cannot stop it: one page took
+        # 22 s to give up a limit of 4 s)
+        timeout = self.extract_timeout + STUCK_WORKER_MARGIN if self.extract_timeout else None
+        try:
+            page = processes.run(
+                fingerprint_page_within,
+                (self.extract_timeout, sent, text),
+                options,
+                timeout=timeout,
+            )
+        except WorkerStuck:
+            logger.warning(
+                "Content dedup: a worker process did not give %(url)s up after "
+                "DEDUP_EXTRACT_TIMEOUT (%(timeout)s s) as it should (stuck in one call); "
+                "it is replaced and the item kept unchecked (dedup/content/timeout)",
+                {"url": url or "<no url>", "timeout": self.extract_timeout},
+            )
+            return PageFingerprint("timeout", None)
+        except WorkerDied as exc:
+            logger.warning(
+                "Content dedup: a worker process died while extracting %(url)s (%(why)s); "
+                "it is replaced and the item kept unchecked (dedup/content/timeout)",
+                {"url": url or "<no url>", "why": exc},
+            )
+            return PageFingerprint("timeout", None)
+        if page.status == "timeout":
+            logger.warning(
+                "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "
+                "(%(timeout)s s) to extract; it was given up and the item kept unchecked "
+                "(dedup/content/timeout)",
+                {"url": url or "<no url>", "timeout": self.extract_timeout},
+            )
+        return page
 
     def _in_process(self, page: Any) -> bool:
         """Whether the page is to be extracted here, in the crawl process: the lane was
@@ -356,7 +332,7 @@ class PageFingerprinter:
             if self.processes is not None:
                 return
             processes = self._new_processes(1)
-            self._first_started = processes.submit(int)
+            self._first_started = processes.started
             self.processes = processes
             self.started = 1
             if self.workers > 1:
@@ -374,10 +350,10 @@ class PageFingerprinter:
     def _start_all_workers(self) -> None:
         """The other :attr:`workers` - 1 worker processes, beside the first."""
         with self._processes_lock:
-            if self._behind is None:
+            if self._behind is None or self.processes is None:
                 return  # started already, for another page
             self._behind = None
-            self.more = self._new_processes(self.workers - 1)
+            self.processes.grow(self.workers)
             self.started = self.workers
         logger.info(
             "Content dedup: the worker process fell behind in turn (the pages waiting for it "
@@ -391,68 +367,22 @@ class PageFingerprinter:
         )
         self.stats.set_value("dedup/extract/workers_started", self.workers)
 
-    def _least_busy(self) -> ProcessPoolExecutor | None:
-        """The pool with the fewest pages a worker, counting this one in."""
-        with self._processes_lock:
-            pools = [pool for pool in (self.processes, self.more) if pool is not None]
-            if not pools:
-                return None
-            chosen = min(pools, key=lambda pool: self._at.get(pool, 0) / self._size(pool))
-            self._at[chosen] = self._at.get(chosen, 0) + 1
-            return chosen
-
-    def _size(self, pool: ProcessPoolExecutor) -> int:
-        if pool is self.more:
-            return self.workers - 1
-        return 1 if self._lane is not None else self.workers
-
-    def _result(self, future: Future[PageFingerprint]) -> PageFingerprint:
-        """The page's fingerprints. The worker gives a page up itself once it has worked
-        on it for ``DEDUP_EXTRACT_TIMEOUT``, however long it waited for a worker, so the
-        wait here has no limit while the page is queued. Once it is handed to the
-        workers, a worker that has not answered within the limit and a margin is stuck
-        in one call into C code (a signal cannot stop it: one page took 22 s to give up
-        a limit of 4 s) and :exc:`TimeoutError` is raised. A page handed over while the
-        workers are busy waits right behind one page, which may be a slow one: that page
-        can still run out of this wait, when the page ahead takes its whole limit."""
-        timeout = self.extract_timeout
-        if not timeout:
-            return future.result()
-        while not future.running():
-            try:
-                return future.result(timeout=QUEUED_POLL_INTERVAL)
-            except FuturesTimeoutError:
-                continue  # still queued behind other pages
-        return future.result(timeout=timeout + STUCK_WORKER_MARGIN)
-
-    def _new_processes(self, workers: int) -> ProcessPoolExecutor:
-        # spawn, not fork: a forked copy of a running reactor is no place for work
-        processes = ProcessPoolExecutor(
+    def _new_processes(self, workers: int) -> WorkerProcesses:
+        return WorkerProcesses(
             workers,
-            mp_context=multiprocessing.get_context("spawn"),
             initializer=start_worker,
             initargs=(self.options.get("extractor", defaults.DEDUP_EXTRACTOR), os.getpid()),
+            starting=_spawn_environment,
         )
-        # the pool starts a process per task it is given: start them all now, while the
-        # first pages download
-        with parent_main_hidden(), single_threaded_blas():
-            for _ in range(workers):
-                processes.submit(int)
-        return processes
 
-    def _replace_processes(self, stuck: ProcessPoolExecutor) -> None:
-        """New worker processes for later pages; the old ones are killed, the one stuck on
-        a page with them (a pool cannot cancel a running task)."""
-        with self._processes_lock:
-            if stuck is self.processes:
-                self.processes = self._new_processes(self._size(stuck))
-            elif stuck is self.more:
-                self.more = self._new_processes(self._size(stuck))
-            else:
-                return  # replaced already, for another page
-        for process in list(getattr(stuck, "_processes", {}).values()):
-            process.terminate()
-        stuck.shutdown(wait=False, cancel_futures=True)
+
+@contextmanager
+def _spawn_environment() -> Iterator[None]:
+    """What a worker process is spawned with: no ``__main__`` of the crawl's, one BLAS
+    thread (:func:`~crawler.content.pages.parent_main_hidden`,
+    :func:`~crawler.content.pages.single_threaded_blas`)."""
+    with parent_main_hidden(), single_threaded_blas():
+        yield
 
 
 def _sign_text(sign: str) -> str:

@@ -48,7 +48,7 @@ class PageFingerprint:
 class EncodedPage:
     """A page the crawl decoded already (a ``str``), carried to a worker process as its
     UTF-8 bytes: the crawl process encodes it once, for its body key and the transfer
-    (pickling the ``str`` would encode it again, on the pool's feeder thread), and
+    (pickling the ``str`` would encode it again), and
     :func:`fingerprint_page` decodes it back to the same ``str``, lone surrogates
     included.
 

@@ -1,0 +1,159 @@
+"""WorkerProcesses with real spawned processes: answers, errors, deaths, stuck calls, closing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from crawler.content.worker_processes import (
+    MAX_FAILED_STARTS,
+    PIPE_BYTES,
+    WorkerDied,
+    WorkerProcesses,
+    WorkerStuck,
+)
+
+
+def ready() -> None:
+    """An initializer with nothing to load."""
+
+
+def cannot_start() -> None:
+    raise ImportError("an extractor that cannot be imported here")
+
+
+def refuse(message: str) -> None:
+    raise ValueError(message)
+
+
+def die() -> None:
+    os._exit(3)
+
+
+def die_later() -> None:
+    time.sleep(0.5)
+    os._exit(3)
+
+
+def pipe_size(connection_fd: int) -> int:
+    import fcntl
+
+    return fcntl.fcntl(connection_fd, fcntl.F_GETPIPE_SZ)
+
+
+@pytest.fixture
+def workers():
+    processes = WorkerProcesses(1, initializer=ready)
+    processes.started.result(timeout=60)
+    yield processes
+    processes.close()
+
+
+def test_a_call_runs_in_a_worker_and_its_exception_comes_back(workers):
+    assert workers.run(os.getpid) != os.getpid()
+    assert workers.run(divmod, (7, 2)) == (3, 1)
+    assert workers.run(int, ("ff",), {"base": 16}) == 255
+    with pytest.raises(ValueError, match="no such page"):
+        workers.run(refuse, ("no such page",))
+    assert workers.run(len, (b"x" * 3_000_000,)) == 3_000_000  # more than a pipe holds
+
+
+def test_a_worker_that_dies_is_replaced_and_the_next_call_answered(workers):
+    first = workers.run(os.getpid)
+    with pytest.raises(WorkerDied, match="exit code 3"):
+        workers.run(die)
+    second = workers.run(os.getpid)
+    assert second != first
+    assert [process.pid for process in workers.processes()] == [second]
+
+
+def test_a_call_waiting_behind_one_that_kills_its_worker_goes_to_the_next_worker(workers):
+    first = workers.run(os.getpid)
+    fatal = workers.submit(die_later)
+    time.sleep(0.2)
+    # written to the same worker's pipe, behind the fatal call, which it never started
+    assert workers.run(os.getpid) not in (first, os.getpid())
+    with pytest.raises(WorkerDied, match="exit code 3"):
+        fatal.result(timeout=30)
+
+
+def test_a_worker_killed_while_idle_does_not_lose_the_next_call(workers):
+    killed = workers.run(os.getpid)
+    os.kill(killed, signal.SIGKILL)
+    time.sleep(0.2)
+    # the call never reached the dead worker: a new one answers it
+    assert workers.run(os.getpid) not in (killed, os.getpid())
+
+
+def test_a_stuck_worker_is_killed_after_the_timeout_and_replaced(workers):
+    stuck = workers.run(os.getpid)
+    started = time.monotonic()
+    with pytest.raises(WorkerStuck, match=r"within 0\.5 s"):
+        workers.run(time.sleep, (30,), timeout=0.5)
+    assert time.monotonic() - started < 10
+    assert workers.run(os.getpid) != stuck
+    assert not Path(f"/proc/{stuck}").exists()  # killed and reaped
+
+
+def test_the_time_limit_counts_from_the_hand_over_not_from_the_wait():
+    processes = WorkerProcesses(1, initializer=ready)
+    try:
+        processes.started.result(timeout=60)
+        slow = processes.submit(time.sleep, 1.5)
+        time.sleep(0.2)
+        # waits about 1.3 s for the worker, then is answered well within its own 1 s
+        assert processes.run(divmod, (9, 4), timeout=1.0) == (2, 1)
+        assert slow.result(timeout=10) is None
+    finally:
+        processes.close()
+
+
+def test_ctrl_c_reaches_the_workers_without_stopping_them(workers):
+    worker = workers.run(os.getpid)
+    os.kill(worker, signal.SIGINT)
+    time.sleep(0.2)
+    assert workers.run(os.getpid) == worker
+
+
+def test_workers_that_cannot_start_stop_being_started(caplog):
+    processes = WorkerProcesses(1, initializer=cannot_start)
+    try:
+        with pytest.raises(WorkerDied, match=f"{MAX_FAILED_STARTS} worker processes in a row"):
+            processes.started.result(timeout=120)
+        with pytest.raises(WorkerDied):
+            processes.run(int)
+        assert processes.size == 0
+    finally:
+        processes.close()
+    assert "exited before it was ready" in caplog.text
+
+
+def test_grow_starts_more_and_close_stops_them_all():
+    processes = WorkerProcesses(1, initializer=ready)
+    processes.grow(3)
+    assert processes.size == 3
+    answers = [processes.submit(time.sleep, 0.5) for _ in range(3)]
+    started = time.monotonic()
+    assert [answer.result(timeout=60) for answer in answers] == [None] * 3
+    children = processes.processes()
+    processes.close()
+    assert all(not process.is_alive() for process in children)
+    with pytest.raises(RuntimeError, match="closed"):
+        processes.run(int)
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_GETPIPE_SZ"), reason="Linux only")
+def test_pipes_hold_a_page_in_one_write(workers):
+    assert workers.run(len, (b"",)) == 0
+    worker = workers._workers[0]
+    for connection in (worker.requests, worker.answers):
+        assert pipe_size(connection.fileno()) >= min(PIPE_BYTES, _pipe_max_size())
+
+
+def _pipe_max_size() -> int:
+    return int(Path("/proc/sys/fs/pipe-max-size").read_text())
