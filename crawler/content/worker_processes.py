@@ -1,16 +1,16 @@
 """Worker processes that the calling thread hands a call to and reads the answer from itself.
 
-:class:`WorkerProcesses` runs functions of this package in spawned processes, one call a
-process at a time, for :class:`~crawler.content.page_fingerprinter.PageFingerprinter`. Each
-worker has a pipe of its own each way; the thread that calls :meth:`WorkerProcesses.run`
-takes an idle worker, writes the call to it and waits for the answer, so a page crosses with
-no thread of the pool's in between. ``concurrent.futures.ProcessPoolExecutor`` moves each
-task through two threads of its own (a queue's feeder, which pickles and writes it, and a
-manager, which reads the result and answers its future): 0.28 ms of CPU a call in the
-calling process against 0.07 here, 0.46 against 0.17 for the pages of the dev corpus
-(``bench/worker_transfer.py``), and in a crawl those threads wait for the interpreter the
-reactor holds. One worker that is stuck or dies is replaced alone; the pages waiting for
-the others go on.
+:class:`WorkerProcesses` runs functions of this package in spawned processes for
+:class:`~crawler.content.page_fingerprinter.PageFingerprinter`. Each worker has a pipe of
+its own each way; the thread that calls :meth:`WorkerProcesses.run` writes the call to the
+worker with the fewest calls and reads the answer itself, so a page crosses with no thread
+of the pool's in between. ``concurrent.futures.ProcessPoolExecutor`` moves each task
+through two threads of its own (a queue's feeder, which pickles and writes it, and a
+manager, which reads the result and answers its future), and in a crawl those threads wait
+for the interpreter the reactor holds: the pages of the dev corpus cost 0.54 ms of CPU a
+page in the crawl process and 0.28 in the workers that way, 0.22 and 0.16 here
+(``bench/worker_transfer.py``). A worker that is stuck or dies is replaced alone: the
+others go on, and a call that waited in its pipe goes to another.
 
 Nothing here imports Scrapy.
 """
@@ -56,6 +56,9 @@ _EXIT_WITHIN: Final = 2.0
 #: read its answer and another to write the next page, each first waiting for the
 #: interpreter the reactor holds: a crawl at 50 ms latency kept 0.2 of a core less busy).
 CALLS_A_WORKER: Final = 2
+#: The workers a call is given to at most, when each dies on an earlier call before it
+#: starts this one.
+_MAX_HAND_OVERS: Final = 5
 #: Workers that exit before they are ready, one after the other, before no more are started
 #: (an extractor that cannot be imported there would otherwise start one after another).
 MAX_FAILED_STARTS: Final = 3
@@ -71,15 +74,21 @@ class WorkerStuck(Exception):
 
 @dataclass(eq=False)
 class _Worker:
+    """One worker process and its pipes. The pipes are closed by nobody but :meth:`close`
+    and the garbage collector: a thread may still be writing to or reading from a worker
+    another thread found dead (a descriptor closed under it, or reused, loses data)."""
+
     process: BaseProcess
     #: what the crawl process writes to, and reads from
     requests: Connection
     answers: Connection
-    #: held while a call is written (the calls of a worker are read in the order written)
+    #: held while a call is written: a worker's calls are numbered in the order written
     sending: threading.Lock = field(default_factory=threading.Lock)
     ready: bool = False
-    #: killed, or found dead: the calls written to it and not answered go to another
+    #: killed, or found dead: the calls written to it and not started go to another
     gone: bool = False
+    #: calls given to it and not answered yet (what :data:`CALLS_A_WORKER` limits)
+    calls: int = 0
     #: calls written to it, and answers read from it
     sent: int = 0
     read: int = 0
@@ -93,8 +102,8 @@ class WorkerProcesses:
       :data:`CALLS_A_WORKER` calls: the next one waits in its pipe while it works on one,
       so that it does not wait for the crawl process's threads between two pages;
     * :attr:`started` is answered once the first worker is ready (its initializer ran);
-    * :meth:`grow` starts more, :meth:`close` stops them all: a thread waiting for a
-      worker then gets :exc:`RuntimeError`;
+    * :meth:`grow` starts more; :meth:`close` lets the calls given out finish, then stops
+      every worker: a thread that asks for one afterwards gets :exc:`RuntimeError`;
     * *starting* (a context manager factory) wraps each process's start: the environment
       and ``__main__`` it is spawned with.
     """
@@ -114,8 +123,10 @@ class WorkerProcesses:
         self._initargs = initargs
         self._starting = starting
         self._workers: list[_Worker] = []
-        #: guards the workers and their counts; notified whenever one changes
+        #: guards the workers' list and counts, and the flags below; notified on each change
         self._changed = threading.Condition()
+        #: processes being spawned (outside the condition's lock)
+        self._spawning = 0
         self._closed = False
         #: why no worker can be started any more (:data:`MAX_FAILED_STARTS`)
         self._broken: str | None = None
@@ -134,9 +145,13 @@ class WorkerProcesses:
 
     def grow(self, size: int) -> None:
         """Start workers until there are *size*."""
-        with self._changed:
-            while not self._closed and len(self._workers) < size:
-                self._workers.append(self._start())
+        while True:
+            with self._changed:
+                if self._closed or self._broken is not None:
+                    return
+                if len(self._workers) + self._spawning >= size:
+                    return
+            self._spawn()
 
     def run(
         self,
@@ -149,18 +164,22 @@ class WorkerProcesses:
         """``function(*args, **kwargs)`` in a worker, once one can take it (however long
         that takes); :exc:`WorkerStuck` when it has not answered *timeout* seconds after
         it was done with the call before (when it started this one), :exc:`WorkerDied`
-        when it ended first. Either way it is replaced."""
+        when it ended first. Either way it is replaced. A call that waited in the pipe of
+        a worker that died on an earlier call goes to another worker."""
         message = pickle.dumps((function, args, kwargs or {}), protocol=pickle.HIGHEST_PROTOCOL)
-        while True:
+        for _ in range(_MAX_HAND_OVERS):
             worker, call = self._hand_over(message)
             if worker is None:
-                continue  # it died before it had the call: another one takes it
+                continue  # found dead as the call was written to it
             with self._changed:
                 while not worker.gone and worker.read < call:
                     self._changed.wait()
-                if worker.gone:
-                    continue  # died on a call before this one, which it never started
+                if worker.gone and worker.read < call:
+                    worker.calls -= 1
+                    self._changed.notify_all()
+                    continue  # it died on an earlier call, before it started this one
             return self._answer(worker, timeout)
+        raise WorkerDied(f"{_MAX_HAND_OVERS} workers died before they started the call")
 
     def submit(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Future[Any]:
         """:meth:`run` in a thread of its own, answered in a future."""
@@ -170,20 +189,24 @@ class WorkerProcesses:
         return self._submitted.submit(self.run, function, args, kwargs)
 
     def close(self) -> None:
-        """Stop every worker (killed when it does not exit within a moment); the threads
-        waiting for one get :exc:`RuntimeError`."""
+        """Let the calls given out finish (a stuck one: until its caller's time limit),
+        then stop every worker (killed when it does not exit within a moment)."""
         with self._changed:
             self._closed = True
-            workers, self._workers = self._workers, []
             self._changed.notify_all()
+            while any(worker.calls for worker in self._workers) or self._spawning:
+                self._changed.wait()
+            workers, self._workers = self._workers, []
+            if not self.started.done():
+                self.started.set_exception(RuntimeError("the worker processes are closed"))
         for worker in workers:
-            worker.requests.close()
+            with worker.sending:
+                worker.requests.close()  # the worker reads the end of its calls and exits
         for worker in workers:
             worker.process.join(_EXIT_WITHIN)
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join()
-            worker.answers.close()
         if self._submitted is not None:
             self._submitted.shutdown(wait=False, cancel_futures=True)
 
@@ -195,51 +218,90 @@ class WorkerProcesses:
             while True:
                 if self._closed:
                     raise RuntimeError("the worker processes are closed")
-                if self._broken is not None:
-                    raise WorkerDied(self._broken)
+                if not self._workers and not self._spawning:
+                    raise WorkerDied(self._broken or "no worker process runs")
                 free = [
                     worker
                     for worker in self._workers
-                    if worker.ready and worker.sent - worker.read < CALLS_A_WORKER
+                    if worker.ready and not worker.gone and worker.calls < CALLS_A_WORKER
                 ]
                 if free:
                     break
                 self._changed.wait()
-            worker = min(free, key=lambda each: each.sent - each.read)
+            worker = min(free, key=lambda each: each.calls)
+            worker.calls += 1
+        # never waited for with the condition's lock held: a thread that found the worker
+        # dead takes that lock with this one
+        with worker.sending:
             call = worker.sent
             worker.sent += 1
-            # the calls are written in the order of their numbers
-            worker.sending.acquire()
-        try:
-            worker.requests.send_bytes(message)
-        except OSError:  # it died while it had no call
-            self._replace(worker)
-            return None, call
-        finally:
-            worker.sending.release()
-        return worker, call
+            try:
+                worker.requests.send_bytes(message)
+                return worker, call
+            except OSError:  # it died while it had no call, or on the call before
+                pass
+        with self._changed:
+            worker.calls -= 1
+        self._replace(worker)
+        return None, call
 
     def _answer(self, worker: _Worker, timeout: float | None) -> Any:
+        """The answer to the call whose turn it is on *worker*."""
+        read = False
         try:
-            ready = wait([worker.answers, worker.process.sentinel], timeout)
-        except (OSError, ValueError):  # replaced meanwhile by a thread that found it dead
-            ready = [worker.process.sentinel]
-        if worker.answers not in ready:
-            self._replace(worker)
-            if not ready:
-                raise WorkerStuck(f"no answer within {timeout} s")
-            raise WorkerDied(f"exit code {worker.process.exitcode}")
+            try:
+                ready = wait([worker.answers, worker.process.sentinel], timeout)
+            except (OSError, ValueError):  # never an error of the caller's (state, disk)
+                ready = [worker.process.sentinel]
+            if worker.answers not in ready:
+                self._replace(worker)
+                if not ready:
+                    raise WorkerStuck(f"no answer within {timeout} s")
+                raise WorkerDied(f"exit code {worker.process.exitcode}")
+            try:
+                message = worker.answers.recv_bytes()
+            except (EOFError, OSError) as exc:
+                self._replace(worker)
+                raise WorkerDied(f"exit code {worker.process.exitcode}") from exc
+            read = True
+        finally:
+            with self._changed:
+                worker.calls -= 1
+                if read:
+                    worker.read += 1
+                self._changed.notify_all()
+            if not read and not worker.gone:  # interrupted: its answers are out of step
+                self._replace(worker)
         try:
-            returned, answer = pickle.loads(worker.answers.recv_bytes())
-        except (EOFError, OSError) as exc:
-            self._replace(worker)
-            raise WorkerDied(f"exit code {worker.process.exitcode}") from exc
-        with self._changed:
-            worker.read += 1
-            self._changed.notify_all()
+            returned, answer = pickle.loads(message)
+        except Exception as exc:
+            raise RuntimeError(f"the worker's answer cannot be read: {exc!r}") from exc
         if not returned:
             raise answer
         return answer
+
+    def _spawn(self, *, reserved: bool = False) -> None:
+        """Start one worker and add it to the others (unless the pool closed meanwhile);
+        *reserved*: the caller counted it in :attr:`_spawning` already."""
+        if not reserved:
+            with self._changed:
+                self._spawning += 1
+        while True:
+            try:
+                worker: _Worker | None = self._start()
+                break
+            except OSError as exc:  # out of processes or descriptors
+                worker = None
+                if not self._failed_start(f"it could not be started: {exc}"):
+                    break
+        with self._changed:
+            self._spawning -= 1
+            if worker is not None and not self._closed:
+                self._workers.append(worker)
+            self._changed.notify_all()
+        if worker is not None and self._closed:
+            worker.process.kill()
+            worker.process.join()
 
     def _start(self) -> _Worker:
         requests_read, requests = self._context.Pipe(duplex=False)
@@ -271,53 +333,52 @@ class WorkerProcesses:
                 self._failed_starts = 0
                 worker.ready = True
                 self._changed.notify_all()
-            if not self.started.done():
-                self.started.set_result(None)
+                if not self.started.done():
+                    self.started.set_result(None)
             return
-        if self._closed:
-            return
+        worker.process.join(_EXIT_WITHIN)  # its exit code, if it is exiting
+        why = f"it exited with code {worker.process.exitcode} before it was ready"
+        self._replace(worker, restart=self._failed_start(why))
+
+    def _failed_start(self, why: str) -> bool:
+        """Count a worker that did not start; whether another one is to start: not once
+        :data:`MAX_FAILED_STARTS` did not in a row (the pool is broken then)."""
         with self._changed:
+            if self._closed:
+                return False
             self._failed_starts += 1
             failed = self._failed_starts
-        if failed < MAX_FAILED_STARTS:
-            logger.warning(
-                "A worker process exited before it was ready (exit code %(code)s); "
-                "another one is started",
-                {"code": worker.process.exitcode},
-            )
-            self._replace(worker)
-            return
-        broken = (
-            f"{failed} worker processes in a row exited before they were ready (the last "
-            f"with exit code {worker.process.exitcode}): no more are started"
-        )
-        logger.error("%(why)s", {"why": broken})
-        self._replace(worker, restart=False)
-        with self._changed:
-            self._broken = broken
-            self._changed.notify_all()
-        if not self.started.done():
-            self.started.set_exception(WorkerDied(broken))
+            if failed >= MAX_FAILED_STARTS:
+                self._broken = (
+                    f"{failed} worker processes in a row did not start (the last: {why}); "
+                    "no more are started"
+                )
+                self._changed.notify_all()
+                if not self.started.done():
+                    self.started.set_exception(WorkerDied(self._broken))
+        if failed >= MAX_FAILED_STARTS:
+            logger.error("%(why)s", {"why": self._broken})
+            return False
+        logger.warning("A worker process did not start (%(why)s); another one is", {"why": why})
+        return True
 
     def _replace(self, worker: _Worker, *, restart: bool = True) -> None:
-        """Kill *worker* if it still runs; a new one takes its place unless *restart* is
-        false, it was replaced already or the pool closed."""
+        """Kill *worker* if it still runs and take it out; a new one takes its place
+        unless *restart* is false, another thread replaced it already or the pool closed.
+        Its pipes are left to the threads still holding them."""
         with self._changed:
             worker.gone = True
+            restarting = worker in self._workers and restart and not self._closed
+            if worker in self._workers:
+                self._workers.remove(worker)
+            if restarting:  # counted at once: no caller finds the pool empty meanwhile
+                self._spawning += 1
             self._changed.notify_all()
         if worker.process.is_alive():
             worker.process.kill()
         worker.process.join()
-        worker.requests.close()
-        worker.answers.close()
-        with self._changed:
-            if worker in self._workers:
-                index = self._workers.index(worker)
-                if self._closed or not restart:
-                    del self._workers[index]
-                else:
-                    self._workers[index] = self._start()
-            self._changed.notify_all()
+        if restarting:
+            self._spawn(reserved=True)
 
 
 def _serve(

@@ -34,6 +34,14 @@ def die() -> None:
     os._exit(3)
 
 
+def written(processes: WorkerProcesses, calls: int) -> None:
+    """Wait until *calls* calls were written to the one worker of *processes*."""
+    deadline = time.monotonic() + 60
+    while processes._workers[0].sent < calls:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
 def die_later() -> None:
     time.sleep(0.5)
     os._exit(3)
@@ -74,7 +82,7 @@ def test_a_worker_that_dies_is_replaced_and_the_next_call_answered(workers):
 def test_a_call_waiting_behind_one_that_kills_its_worker_goes_to_the_next_worker(workers):
     first = workers.run(os.getpid)
     fatal = workers.submit(die_later)
-    time.sleep(0.2)
+    written(workers, 2)
     # written to the same worker's pipe, behind the fatal call, which it never started
     assert workers.run(os.getpid) not in (first, os.getpid())
     with pytest.raises(WorkerDied, match="exit code 3"):
@@ -103,8 +111,9 @@ def test_the_time_limit_counts_from_the_hand_over_not_from_the_wait():
     processes = WorkerProcesses(1, initializer=ready)
     try:
         processes.started.result(timeout=60)
+        processes.run(int)
         slow = processes.submit(time.sleep, 1.5)
-        time.sleep(0.2)
+        written(processes, 2)
         # waits about 1.3 s for the worker, then is answered well within its own 1 s
         assert processes.run(divmod, (9, 4), timeout=1.0) == (2, 1)
         assert slow.result(timeout=10) is None
@@ -129,22 +138,70 @@ def test_workers_that_cannot_start_stop_being_started(caplog):
         assert processes.size == 0
     finally:
         processes.close()
-    assert "exited before it was ready" in caplog.text
+    assert "it exited with code 1 before it was ready" in caplog.text
 
 
-def test_grow_starts_more_and_close_stops_them_all():
+def pid_after(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+class TwoArguments(Exception):
+    """An exception that pickles and cannot be unpickled (its ``__init__`` wants two)."""
+
+    def __init__(self, first: str, second: str) -> None:
+        super().__init__(f"{first} {second}")
+
+
+def raise_two_arguments() -> None:
+    raise TwoArguments("not", "readable")
+
+
+def test_grow_starts_more_and_calls_go_to_the_least_busy():
     processes = WorkerProcesses(1, initializer=ready)
-    processes.grow(3)
-    assert processes.size == 3
-    answers = [processes.submit(time.sleep, 0.5) for _ in range(3)]
-    started = time.monotonic()
-    assert [answer.result(timeout=60) for answer in answers] == [None] * 3
+    try:
+        processes.grow(3)
+        assert processes.size == 3
+        deadline = time.monotonic() + 60
+        while not all(worker.ready for worker in processes._workers):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        answers = [processes.submit(pid_after, 0.5) for _ in range(3)]
+        assert len({answer.result(timeout=60) for answer in answers}) == 3
+    finally:
+        processes.close()
+
+
+def test_close_lets_the_calls_given_out_finish_then_stops_every_worker():
+    processes = WorkerProcesses(1, initializer=ready)
+    processes.started.result(timeout=60)
+    slow = processes.submit(pid_after, 1.0)
+    written(processes, 1)
+    large = processes.submit(len, b"x" * 3_000_000)  # more than the pipe holds: it waits
+    written(processes, 2)
     children = processes.processes()
     processes.close()
+    assert slow.result(timeout=1) == children[0].pid
+    assert large.result(timeout=1) == 3_000_000
     assert all(not process.is_alive() for process in children)
     with pytest.raises(RuntimeError, match="closed"):
         processes.run(int)
-    assert time.monotonic() - started < 60
+
+
+def test_callers_meeting_a_worker_dead_while_idle_both_get_an_answer(workers):
+    killed = workers.run(os.getpid)
+    os.kill(killed, signal.SIGKILL)
+    time.sleep(0.2)
+    both = [workers.submit(os.getpid) for _ in range(2)]
+    pids = {answer.result(timeout=60) for answer in both}
+    assert killed not in pids and os.getpid() not in pids
+
+
+def test_an_answer_that_cannot_be_read_is_an_error_and_the_worker_goes_on(workers):
+    worker = workers.run(os.getpid)
+    with pytest.raises(RuntimeError, match="answer cannot be read"):
+        workers.run(raise_two_arguments)
+    assert workers.run(os.getpid) == worker
 
 
 @pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_GETPIPE_SZ"), reason="Linux only")
