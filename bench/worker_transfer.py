@@ -53,10 +53,6 @@ def load_pages(corpus: Path) -> list[bytes]:
     ]
 
 
-def _ready() -> None:
-    """The workers' initializer: nothing to load."""
-
-
 def _handed_over(pages: list[bytes], call: Callable[[bytes], int]) -> float:
     """CPU seconds of this process while *pages* go to the workers and back."""
     before = _cpu(resource.RUSAGE_SELF)
@@ -69,7 +65,7 @@ def ours(pages: list[bytes]) -> tuple[float, float]:
     """CPU seconds of this process while *pages* go to :class:`WorkerProcesses` and back,
     and of the workers from their start to their end."""
     children_before = _cpu(resource.RUSAGE_CHILDREN)
-    processes = WorkerProcesses(WORKERS, initializer=_ready)
+    processes = WorkerProcesses(WORKERS, initializer=int)  # nothing to load
     processes.started.result()
     for _ in range(WORKERS * 4):
         processes.run(len, (b"",))

@@ -4,7 +4,6 @@ import asyncio
 import gc
 import json
 import logging
-import multiprocessing
 import os
 import random
 import re
@@ -497,11 +496,11 @@ def imported(module: str) -> bool:
 def test_worker_processes_start_with_the_spider_and_load_only_the_chosen_extractor(
     extractor, loaded, not_loaded
 ):
-    earlier = set(multiprocessing.active_children())
+    earlier = running_children()
     pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 2, "DEDUP_EXTRACTOR": extractor})
 
-    def workers() -> set:
-        return set(multiprocessing.active_children()) - earlier
+    def workers() -> set[int]:
+        return running_children() - earlier
 
     try:
         deadline = time.monotonic() + 30
@@ -685,8 +684,21 @@ def test_the_items_waiting_for_extraction_at_most_are_counted():
     assert pipeline.stats.get_value("dedup/extract/backlog_max") == 3
 
 
+def running_children() -> set[int]:
+    """The processes this one started that have not exited, read from ``/proc``."""
+    children = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, IndexError):
+            continue  # exited meanwhile
+        if int(parent) == os.getpid() and state != "Z":
+            children.add(int(stat.parent.name))
+    return children
+
+
 OPEN_AND_WAIT = """
-import multiprocessing, time
+import time
 from scrapy import Spider
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
@@ -700,9 +712,9 @@ if __name__ == "__main__":
     pipeline = build_from_crawler(NearDuplicatePipeline, crawler)
     pipeline.open_spider()
     pipeline.fingerprinter.processes.submit(int).result()
-    while len(multiprocessing.active_children()) < 2:
+    while len(pipeline.fingerprinter.processes.processes()) < 2:
         time.sleep(0.05)
-    print(*(child.pid for child in multiprocessing.active_children()), flush=True)
+    print(*(child.pid for child in pipeline.fingerprinter.processes.processes()), flush=True)
     time.sleep(120)
 """
 

@@ -27,7 +27,6 @@ from crawler.content.pages import (
     ResponseBody,
     fingerprint_page,
     fingerprint_page_within,
-    parent_main_hidden,
     single_threaded_blas,
     start_worker,
 )
@@ -372,17 +371,8 @@ class PageFingerprinter:
             workers,
             initializer=start_worker,
             initargs=(self.options.get("extractor", defaults.DEDUP_EXTRACTOR), os.getpid()),
-            starting=_spawn_environment,
+            environment=single_threaded_blas(),
         )
-
-
-@contextmanager
-def _spawn_environment() -> Iterator[None]:
-    """What a worker process is spawned with: no ``__main__`` of the crawl's, one BLAS
-    thread (:func:`~crawler.content.pages.parent_main_hidden`,
-    :func:`~crawler.content.pages.single_threaded_blas`)."""
-    with parent_main_hidden(), single_threaded_blas():
-        yield
 
 
 def _sign_text(sign: str) -> str:

@@ -8,20 +8,13 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 import time
-import types
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from crawler.content.extract import Extractor, extract, load_extractor
 from crawler.content.fingerprints import page_size_class
 from crawler.content.neardup import TextFingerprint, fingerprint_text
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 
 @dataclass(frozen=True)
@@ -223,44 +216,17 @@ def start_worker(extractor: str, parent_pid: int, check_every: float = 1.0) -> N
     _unreported_start_cpu = time.process_time()
 
 
-@contextmanager
-def parent_main_hidden() -> Iterator[None]:
-    """Start the worker processes spawned meanwhile without the parent's main script.
-
-    A spawned process first runs the parent's ``__main__`` file again, in case a task
-    names something defined there. For ``scrapy crawl`` that file is Scrapy's console
-    script, so each worker imported Scrapy and Twisted it never uses: 60 MB of resident
-    memory where it needs about 40. Workers run functions of this package only. While
-    the block runs, ``sys.modules["__main__"]`` is a blank module: hold it around
-    starting the processes only.
-    """
-    main = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
-
-
 #: The environment variables that set how many threads NumPy's BLAS starts (OpenBLAS, which
 #: NumPy's wheels bundle; OpenMP and MKL builds).
 BLAS_THREADS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-@contextmanager
-def single_threaded_blas() -> Iterator[None]:
-    """Start the worker processes spawned meanwhile with one BLAS thread each.
+def single_threaded_blas() -> dict[str, str]:
+    """The environment a worker process is started with for one BLAS thread.
 
     NumPy's OpenBLAS starts a thread per core when it is imported: 0.13 s of CPU in each
     worker (half of what the worker spends importing) for threads a worker never needs,
     since the workers themselves keep the cores busy and their BLAS call (the SimHash's
-    matrix product) is small. A variable the user set is left as it is; the crawl process's
-    own environment is restored when the block ends.
+    matrix product) is small. A variable the user set is left as it is.
     """
-    unset = [name for name in BLAS_THREADS_VARIABLES if name not in os.environ]
-    os.environ.update(dict.fromkeys(unset, "1"))
-    try:
-        yield
-    finally:
-        for name in unset:
-            os.environ.pop(name, None)
+    return {name: "1" for name in BLAS_THREADS_VARIABLES if name not in os.environ}

@@ -12,26 +12,31 @@ page in the crawl process and 0.28 in the workers that way, 0.22 and 0.16 here
 (``bench/worker_transfer.py``). A worker that is stuck or dies is replaced alone: the
 others go on, and a call that waited in its pipe goes to another.
 
+A worker is a new interpreter started with :mod:`subprocess`, not by ``multiprocessing``:
+its ``"spawn"`` method also starts a resource tracker process (13 MiB of resident memory
+for a crawl that creates no semaphore nor shared memory) and runs the crawl's ``__main__``
+script again in each worker (for ``scrapy crawl``, Scrapy's console script: Scrapy and
+Twisted imported for nothing).
+
 Nothing here imports Scrapy.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
+import os
 import pickle
 import signal
+import subprocess
+import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection, Pipe, wait
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from contextlib import AbstractContextManager
-    from multiprocessing.process import BaseProcess
 
 __all__ = [
     "CALLS_A_WORKER",
@@ -49,6 +54,18 @@ logger = logging.getLogger(__name__)
 PIPE_BYTES: Final = 1 << 20
 #: What a worker writes once it has started, before any answer.
 _READY: Final = b"ready"
+#: What a new interpreter runs: the crawl process's ``sys.path`` (read before anything of
+#: this package can be imported), then :func:`_serve`. Its arguments are the descriptors
+#: of its ends of the two pipes.
+_BOOTSTRAP: Final = """\
+import pickle, sys
+from multiprocessing.connection import Connection
+requests = Connection(int(sys.argv[1]), writable=False)
+answers = Connection(int(sys.argv[2]), readable=False)
+sys.path[:] = pickle.loads(requests.recv_bytes())
+from crawler.content.worker_processes import _serve
+_serve(requests, answers)
+"""
 #: Seconds a worker is given to exit once its pipe is closed, before it is killed.
 _EXIT_WITHIN: Final = 2.0
 #: The calls a worker holds at most: the one it works on, and the next, waiting in its pipe
@@ -78,7 +95,7 @@ class _Worker:
     and the garbage collector: a thread may still be writing to or reading from a worker
     another thread found dead (a descriptor closed under it, or reused, loses data)."""
 
-    process: BaseProcess
+    process: subprocess.Popen[bytes]
     #: what the crawl process writes to, and reads from
     requests: Connection
     answers: Connection
@@ -104,8 +121,10 @@ class WorkerProcesses:
     * :attr:`started` is answered once the first worker is ready (its initializer ran);
     * :meth:`grow` starts more; :meth:`close` lets the calls given out finish, then stops
       every worker: a thread that asks for one afterwards gets :exc:`RuntimeError`;
-    * *starting* (a context manager factory) wraps each process's start: the environment
-      and ``__main__`` it is spawned with.
+    * *environment*: variables each worker is started with besides the crawl process's.
+
+    The initializer and the functions run are pickled by name: they must be importable from
+    a module (a worker does not run the script the crawl process was started with).
     """
 
     def __init__(
@@ -114,14 +133,13 @@ class WorkerProcesses:
         *,
         initializer: Callable[..., object],
         initargs: tuple[Any, ...] = (),
-        starting: Callable[[], AbstractContextManager[object]] | None = None,
+        environment: Mapping[str, str] | None = None,
     ) -> None:
         if size < 1:
             raise ValueError(f"size must be 1 or more, got {size!r}")
-        self._context = multiprocessing.get_context("spawn")
         self._initializer = initializer
         self._initargs = initargs
-        self._starting = starting
+        self._environment = dict(environment or {})
         self._workers: list[_Worker] = []
         #: guards the workers' list and counts, and the flags below; notified on each change
         self._changed = threading.Condition()
@@ -139,7 +157,7 @@ class WorkerProcesses:
     def size(self) -> int:
         return len(self._workers)
 
-    def processes(self) -> list[BaseProcess]:
+    def processes(self) -> list[subprocess.Popen[bytes]]:
         with self._changed:
             return [worker.process for worker in self._workers]
 
@@ -203,10 +221,7 @@ class WorkerProcesses:
             with worker.sending:
                 worker.requests.close()  # the worker reads the end of its calls and exits
         for worker in workers:
-            worker.process.join(_EXIT_WITHIN)
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join()
+            _stop(worker.process, within=_EXIT_WITHIN)
         if self._submitted is not None:
             self._submitted.shutdown(wait=False, cancel_futures=True)
 
@@ -249,20 +264,19 @@ class WorkerProcesses:
         """The answer to the call whose turn it is on *worker*."""
         read = False
         try:
+            # a worker that ends closes its end of the pipe: readable, at its end
             try:
-                ready = wait([worker.answers, worker.process.sentinel], timeout)
+                answered = bool(wait([worker.answers], timeout))
             except (OSError, ValueError):  # never an error of the caller's (state, disk)
-                ready = [worker.process.sentinel]
-            if worker.answers not in ready:
+                answered = True
+            if not answered:
                 self._replace(worker)
-                if not ready:
-                    raise WorkerStuck(f"no answer within {timeout} s")
-                raise WorkerDied(f"exit code {worker.process.exitcode}")
+                raise WorkerStuck(f"no answer within {timeout} s")
             try:
                 message = worker.answers.recv_bytes()
             except (EOFError, OSError) as exc:
                 self._replace(worker)
-                raise WorkerDied(f"exit code {worker.process.exitcode}") from exc
+                raise WorkerDied(f"exit code {worker.process.returncode}") from exc
             read = True
         finally:
             with self._changed:
@@ -300,32 +314,44 @@ class WorkerProcesses:
                 self._workers.append(worker)
             self._changed.notify_all()
         if worker is not None and self._closed:
-            worker.process.kill()
-            worker.process.join()
+            _stop(worker.process, within=0)
 
     def _start(self) -> _Worker:
-        requests_read, requests = self._context.Pipe(duplex=False)
-        answers, answers_write = self._context.Pipe(duplex=False)
+        requests_read, requests = Pipe(duplex=False)
+        answers, answers_write = Pipe(duplex=False)
         for connection in (requests, answers):
             _widen(connection)
-        process = self._context.Process(
-            target=_serve,
-            args=(requests_read, answers_write, self._initializer, self._initargs),
-            name="dedup-worker",
-            daemon=True,
-        )
-        with self._starting() if self._starting is not None else nullcontext():
-            process.start()
-        requests_read.close()
-        answers_write.close()
+        descriptors = (requests_read.fileno(), answers_write.fileno())
+        try:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    *subprocess._args_from_interpreter_flags(),  # type: ignore[attr-defined]
+                    "-c",
+                    _BOOTSTRAP,
+                    *map(str, descriptors),
+                ],
+                stdin=subprocess.DEVNULL,
+                pass_fds=descriptors,
+                env={**os.environ, **self._environment},
+            )
+        finally:
+            requests_read.close()
+            answers_write.close()
         worker = _Worker(process, requests, answers)
+        try:
+            requests.send_bytes(pickle.dumps(sys.path))
+            requests.send_bytes(
+                pickle.dumps((self._initializer, self._initargs), protocol=pickle.HIGHEST_PROTOCOL)
+            )
+        except OSError:  # it ended at once: told apart below, as it is not ready
+            pass
         threading.Thread(target=self._await_ready, args=(worker,), daemon=True).start()
         return worker
 
     def _await_ready(self, worker: _Worker) -> None:
         try:
-            ready = worker.answers in wait([worker.answers, worker.process.sentinel])
-            ready = ready and worker.answers.recv_bytes() == _READY
+            ready = worker.answers.recv_bytes() == _READY
         except (EOFError, OSError):
             ready = False
         if ready:
@@ -336,8 +362,8 @@ class WorkerProcesses:
                 if not self.started.done():
                     self.started.set_result(None)
             return
-        worker.process.join(_EXIT_WITHIN)  # its exit code, if it is exiting
-        why = f"it exited with code {worker.process.exitcode} before it was ready"
+        _stop(worker.process, within=_EXIT_WITHIN)
+        why = f"it exited with code {worker.process.returncode} before it was ready"
         self._replace(worker, restart=self._failed_start(why))
 
     def _failed_start(self, why: str) -> bool:
@@ -374,23 +400,26 @@ class WorkerProcesses:
             if restarting:  # counted at once: no caller finds the pool empty meanwhile
                 self._spawning += 1
             self._changed.notify_all()
-        if worker.process.is_alive():
-            worker.process.kill()
-        worker.process.join()
+        _stop(worker.process, within=0)
         if restarting:
             self._spawn(reserved=True)
 
 
-def _serve(
-    requests: Connection,
-    answers: Connection,
-    initializer: Callable[..., object],
-    initargs: tuple[Any, ...],
-) -> None:
+def _stop(process: subprocess.Popen[bytes], *, within: float) -> None:
+    """Wait *within* seconds for *process* to exit, then kill it and wait for it."""
+    try:
+        process.wait(within)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _serve(requests: Connection, answers: Connection) -> None:
     """A worker's life: its initializer, then one call after another until the crawl
     process closes its pipe. Ctrl-C reaches every process of the terminal's group: the
     crawl process, which may finish its items first, says when its workers stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    initializer, initargs = pickle.loads(requests.recv_bytes())
     initializer(*initargs)
     answers.send_bytes(_READY)
     while True:

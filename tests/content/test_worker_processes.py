@@ -183,7 +183,7 @@ def test_close_lets_the_calls_given_out_finish_then_stops_every_worker():
     processes.close()
     assert slow.result(timeout=1) == children[0].pid
     assert large.result(timeout=1) == 3_000_000
-    assert all(not process.is_alive() for process in children)
+    assert all(process.poll() is not None for process in children)
     with pytest.raises(RuntimeError, match="closed"):
         processes.run(int)
 
