@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+    import numpy as np
 
 __all__ = [
     "NO_SPACE_SCRIPT_RANGES",
@@ -86,6 +86,8 @@ def mix(value: int) -> int:
 
 def mixed(values: np.ndarray[Any, np.dtype[np.uint64]]) -> np.ndarray[Any, np.dtype[np.uint64]]:
     """:func:`mix` of each value of a ``uint64`` array (a new array)."""
+    import numpy as np
+
     values = values ^ (values >> np.uint64(33))
     values *= np.uint64(0xFF51AFD7ED558CCD)
     values ^= values >> np.uint64(33)
@@ -153,15 +155,15 @@ def feature_hash(feature: str) -> int:
     return value
 
 
-def _no_space_script_table() -> np.ndarray[Any, np.dtype[np.bool_]]:
-    table = np.zeros(NO_SPACE_SCRIPT_RANGES[-1][1] + 2, dtype=np.bool_)
+def _no_space_script_table() -> bytes:
+    table = bytearray(NO_SPACE_SCRIPT_RANGES[-1][1] + 2)
     for low, high in NO_SPACE_SCRIPT_RANGES:
-        table[low : high + 1] = True
-    return table
+        table[low : high + 1] = bytes([1]) * (high + 1 - low)
+    return bytes(table)
 
 
-#: Whether each code point up to the last range's end (and one more, False) belongs to a
-#: script written without spaces: 256 kB.
+#: Whether each code point up to the last range's end (and one more, 0) belongs to a
+#: script written without spaces (1): 256 kB.
 NO_SPACE_SCRIPT_TABLE = _no_space_script_table()
 _BEYOND_TABLE = len(NO_SPACE_SCRIPT_TABLE) - 1
 
@@ -171,10 +173,15 @@ def is_no_space_script(
 ) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """Whether each code point belongs to a script written without spaces
     (:data:`NO_SPACE_SCRIPT_RANGES`)."""
-    return NO_SPACE_SCRIPT_TABLE[np.minimum(code_points, _BEYOND_TABLE)]
+    import numpy as np
+
+    table = np.frombuffer(NO_SPACE_SCRIPT_TABLE, dtype=np.bool_)
+    return table[np.minimum(code_points, _BEYOND_TABLE)]
 
 
 def _powers(base: int, count: int) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    import numpy as np
+
     powers = np.full(count, base, dtype=np.uint64)
     powers[0] = 1
     return np.cumprod(powers, dtype=np.uint64)
@@ -182,10 +189,13 @@ def _powers(base: int, count: int) -> np.ndarray[Any, np.dtype[np.uint64]]:
 
 class _Powers:
     """``BASE**i`` and ``BASE_INVERSE**i`` for ``i`` below a length that grows to the
-    longest text met (16 bytes a character of it; a page of main text is a few thousand)."""
+    longest text met (16 bytes a character of it; a page of main text is a few thousand),
+    computed on first use."""
 
     def __init__(self) -> None:
-        self._arrays = self._computed(1 << 16)
+        self._arrays: (
+            tuple[np.ndarray[Any, np.dtype[np.uint64]], np.ndarray[Any, np.dtype[np.uint64]]] | None
+        ) = None
 
     @staticmethod
     def _computed(
@@ -197,8 +207,9 @@ class _Powers:
         self, length: int
     ) -> tuple[np.ndarray[Any, np.dtype[np.uint64]], np.ndarray[Any, np.dtype[np.uint64]]]:
         arrays = self._arrays  # one read: another thread may replace it meanwhile
-        if arrays[0].size < length:
-            arrays = self._arrays = self._computed(max(length, 2 * arrays[0].size))
+        if arrays is None or arrays[0].size < length:
+            size = 1 << 16 if arrays is None else 2 * arrays[0].size
+            arrays = self._arrays = self._computed(max(length, size))
         return arrays
 
 
@@ -222,6 +233,8 @@ def feature_hashes(
     >>> sorted(counts.tolist()), feature_hash("the cat") in hashes.tolist()
     ([1, 2], True)
     """
+    import numpy as np
+
     code_points = np.frombuffer(normalized.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     size = code_points.size
     empty = np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
@@ -261,9 +274,13 @@ def feature_hashes(
 def _pair_hashes(
     first: np.ndarray[Any, np.dtype[np.uint64]], second: np.ndarray[Any, np.dtype[np.uint64]]
 ) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    import numpy as np
+
     return mixed(first * np.uint64(_PAIR_FACTOR) + second + np.uint64(_PAIR_SALT))
 
 
 def hashes_of(features: Iterable[str]) -> np.ndarray[Any, np.dtype[np.uint64]]:
     """The :func:`feature_hash` of each of *features*, in order."""
+    import numpy as np
+
     return np.fromiter(map(feature_hash, features), dtype=np.uint64)

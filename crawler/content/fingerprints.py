@@ -32,8 +32,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from crawler.content import speedups
 from crawler.content.feature_hashes import NO_SPACE_SCRIPT_TABLE, feature_hashes, hashes_of
 from crawler.content.minhash import (
@@ -71,6 +69,8 @@ from crawler.hashing import blake2b_digest
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
+
+    import numpy as np
 
 __all__ = [
     "CJK_NGRAM",
@@ -242,6 +242,8 @@ _EXACT_IN_FLOAT = 2**53
 
 
 def _simhash_of_weighted(features: list[str], weights: list[int]) -> int:
+    import numpy as np
+
     if not features:
         return 0
     return _simhash_of_hashes(hashes_of(features), np.array(weights, dtype=object))
@@ -250,6 +252,8 @@ def _simhash_of_weighted(features: list[str], weights: list[int]) -> int:
 def _simhash_of_hashes(
     hashes: np.ndarray[Any, np.dtype[np.uint64]], weights: np.ndarray[Any, np.dtype[Any]]
 ) -> int:
+    import numpy as np
+
     # one row of 64 bits a feature, the most significant bit first
     bits = np.unpackbits(hashes.astype(">u8").view(np.uint8)).reshape(-1, FINGERPRINT_BITS)
     total = int(weights.sum())
@@ -289,6 +293,8 @@ def simhash_and_minhash_of_normalized(normalized: str) -> tuple[int, bytes]:
 
 
 def _simhash_and_minhash_in_python(normalized: str) -> tuple[int, bytes]:
+    import numpy as np
+
     hashes, counts = feature_hashes(normalized)
     if not hashes.size:
         return 0, bytes(MINHASH_BYTES)
@@ -307,6 +313,8 @@ def simhash_of_counts(counts: Mapping[str, int]) -> int:
 def simhash_and_minhash_of_counts(counts: Mapping[str, int]) -> tuple[int, bytes]:
     """Return ``(simhash_of_counts(counts), minhash_of_features(counts))``, each feature
     hashed once for both."""
+    import numpy as np
+
     features, weights = _counted(counts)
     if not features:
         return 0, minhash_of_features(counts)

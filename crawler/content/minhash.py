@@ -8,23 +8,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from crawler.content.feature_hashes import hashes_of, mixed
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    import numpy as np
+
 #: Size of the signature (:func:`minhash_of_features`): one byte per bin.
 MINHASH_BYTES = 64
 
 _MINHASH_BIN_SHIFT = 64 - (MINHASH_BYTES - 1).bit_length()
-_MINHASH_BIN_STARTS = np.arange(MINHASH_BYTES, dtype=np.uint64) << np.uint64(_MINHASH_BIN_SHIFT)
-_MINHASH_BINS = np.arange(MINHASH_BYTES, dtype=np.uint64)
 # mixed into each feature's hash for the MinHash, which the SimHash uses as it is
-MINHASH_SEED = np.uint64(0x5EED)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX = np.uint64(0xFF51AFD7ED558CCD)
+MINHASH_SEED = 0x5EED
+_GOLDEN = 0x9E3779B97F4A7C15
+_MIX = 0xFF51AFD7ED558CCD
 
 
 def minhash_of_features(features: Iterable[str]) -> bytes:
@@ -50,24 +48,27 @@ def minhash_of_features(features: Iterable[str]) -> bytes:
 def minhash_keys(
     hashes: np.ndarray[Any, np.dtype[np.uint64]],
 ) -> np.ndarray[Any, np.dtype[np.uint64]]:
-    return mixed(hashes ^ MINHASH_SEED)
+    import numpy as np
+
+    return mixed(hashes ^ np.uint64(MINHASH_SEED))
 
 
 def minhash_of_hashes(hashes: np.ndarray[Any, np.dtype[np.uint64]]) -> bytes:
+    import numpy as np
+
     if not hashes.size:
         return bytes(MINHASH_BYTES)
+    bins = np.arange(MINHASH_BYTES, dtype=np.uint64)
     ordered = np.sort(hashes)
     # the smallest hash of bin i is the first one at or above i << shift, if it is in bin i
-    firsts = np.searchsorted(ordered, _MINHASH_BIN_STARTS)
+    firsts = np.searchsorted(ordered, bins << np.uint64(_MINHASH_BIN_SHIFT))
     minimums = ordered[np.minimum(firsts, ordered.size - 1)]
-    filled = (firsts < ordered.size) & (
-        (minimums >> np.uint64(_MINHASH_BIN_SHIFT)) == _MINHASH_BINS
-    )
+    filled = (firsts < ordered.size) & ((minimums >> np.uint64(_MINHASH_BIN_SHIFT)) == bins)
     if not filled.all():
         filled_bins = np.flatnonzero(filled)
-        donors = filled_bins[np.searchsorted(filled_bins, _MINHASH_BINS) % filled_bins.size]
-        steps = (donors.astype(np.uint64) - _MINHASH_BINS) % np.uint64(MINHASH_BYTES)
-        borrowed = (minimums[donors] ^ (steps * _GOLDEN)) * _MIX
+        donors = filled_bins[np.searchsorted(filled_bins, bins) % filled_bins.size]
+        steps = (donors.astype(np.uint64) - bins) % np.uint64(MINHASH_BYTES)
+        borrowed = (minimums[donors] ^ (steps * np.uint64(_GOLDEN))) * np.uint64(_MIX)
         minimums = np.where(filled, minimums, borrowed)
     return (minimums & np.uint64(0xFF)).astype(np.uint8).tobytes()
 

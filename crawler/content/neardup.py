@@ -67,6 +67,14 @@ from crawler.content.index.memory import (
     MemoryContentHashTable,
     MemoryFingerprintIndex,
 )
+from crawler.content.text_fingerprints import (
+    DEFAULT_MIN_REPEATS,
+    TextFingerprint,
+    fingerprint_text,
+)
+from crawler.content.text_fingerprints import (
+    fingerprint_normalized as fingerprint_normalized,
+)
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -83,7 +91,6 @@ DEFAULT_SHORT_THRESHOLD = 2
 DEFAULT_LONG_THRESHOLD = 3
 #: Below this many normalized characters only the exact check applies (see the module doc).
 DEFAULT_MIN_CHARS = 50
-DEFAULT_MIN_REPEATS = 2
 #: The estimated word-pair Jaccard similarity from which a candidate is a copy.
 DEFAULT_MIN_SIMILARITY = 0.5
 #: The widest Hamming distance the second stage looks at.
@@ -156,22 +163,6 @@ class Decision:
     repeated: bool = False
 
 
-@dataclass(frozen=True)
-class TextFingerprint:
-    """What the detector needs of a text: computed once, anywhere, then looked up.
-
-    ``page_size`` is the :func:`crawler.content.fingerprints.page_size_class` of the page the text
-    was extracted from, ``0`` when there was none (text given alone).
-    """
-
-    normalized_length: int
-    fingerprint: int
-    content_hash: bytes
-    minhash: bytes = bytes(fingerprints.MINHASH_BYTES)
-    numbers: int = 0
-    page_size: int = 0
-
-
 def rejection_reason(candidate: Match) -> str:
     """Why verification rejected *candidate*: ``"page_sizes"`` (the text is a small part
     of the larger page), ``"numbers"`` (each names a number the other lacks) or
@@ -185,27 +176,6 @@ def rejection_reason(candidate: Match) -> str:
     if candidate.numbers_differ:
         return "numbers"
     return "similarity"
-
-
-def fingerprint_text(
-    text: str, *, fold_repeats: bool = False, min_repeats: int = DEFAULT_MIN_REPEATS
-) -> TextFingerprint:
-    """Normalize *text* and return its length, SimHash and content hash."""
-    return fingerprint_normalized(
-        fingerprints.normalize_text(text, fold_repeats=fold_repeats, min_repeats=min_repeats)
-    )
-
-
-def fingerprint_normalized(normalized: str) -> TextFingerprint:
-    """Return the length, SimHash, content hash and MinHash of a text already normalized."""
-    simhash, minhash = fingerprints.simhash_and_minhash_of_normalized(normalized)
-    return TextFingerprint(
-        normalized_length=len(normalized),
-        fingerprint=simhash,
-        content_hash=fingerprints.content_hash(normalized),
-        minhash=minhash,
-        numbers=fingerprints.numbers_signature(normalized),
-    )
 
 
 def content_signature(

@@ -20,9 +20,7 @@ import re
 import sys
 import threading
 import unicodedata
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from crawler.content import speedups
 from crawler.content.feature_hashes import (
@@ -41,6 +39,9 @@ from crawler.content.number_masks import (
     WORDS_BEFORE_NUMBERS,
 )
 from crawler.content.unicode_forms import nfkc
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "CHINESE_LABEL_WORDS",
@@ -71,7 +72,7 @@ _DIGIT = re.compile(r"\d")
 
 
 #: In :func:`code_point_map`, the code points :func:`normalize_text` deletes.
-_DELETED = np.uint32(0xFFFFFFFF)
+_DELETED = 0xFFFFFFFF
 
 
 _CODE_POINT_MAP_LOCK = threading.Lock()
@@ -99,6 +100,8 @@ def code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
 
 @functools.cache
 def _built_code_point_map() -> np.ndarray[Any, np.dtype[np.uint32]]:
+    import numpy as np
+
     code_points = np.arange(sys.maxunicode + 1, dtype=np.uint32)
     scanned = np.fromiter(itertools.chain(*_MAPPED_CODE_POINTS), dtype=np.uint32)
     categories = np.array(list(map(unicodedata.category, map(chr, scanned.tolist()))), dtype="<U2")
@@ -125,7 +128,7 @@ def code_point_value(code_point: int) -> int:
     if category == "Nd":
         return ord(str(unicodedata.decimal(character)))
     if category in ("Cf", "Cs"):
-        return int(_DELETED)
+        return _DELETED
     return code_point
 
 
@@ -149,13 +152,15 @@ def _translated_in_python(text: str) -> str:
 
 
 def code_point_array(text: str) -> np.ndarray[Any, np.dtype[np.uint32]]:
+    import numpy as np
+
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
 
 
 #: Whether each code point up to U+3000 (the last that :meth:`str.isspace` accepts, and
-#: one more, False) is whitespace.
-_WHITESPACE = np.array([chr(code_point).isspace() for code_point in range(0x3002)])
-_SPACE = np.uint32(ord(" "))
+#: one more, 0) is whitespace (1).
+_WHITESPACE = bytes(chr(code_point).isspace() for code_point in range(0x3002))
+_SPACE = ord(" ")
 
 
 def normalize_text(text: str, *, fold_repeats: bool = False, min_repeats: int = 2) -> str:
@@ -243,16 +248,19 @@ def _spaced(text: str, *, masks: bool = False) -> str:
 
 
 def _spaced_in_python(text: str) -> str:
+    import numpy as np
+
     code_points = code_point_array(text)
     if not code_points.size:
         return text
-    whitespace = _WHITESPACE[np.minimum(code_points, _WHITESPACE.size - 1)]
+    table = np.frombuffer(_WHITESPACE, dtype=np.bool_)
+    whitespace = table[np.minimum(code_points, table.size - 1)]
     # a run of whitespace is kept as one space when a character that is not whitespace
     # follows it, and one precedes it
     kept = ~whitespace
     kept[:-1] |= whitespace[:-1] & kept[1:]
     kept[: np.argmax(~whitespace)] = False
-    spaced = np.where(whitespace, _SPACE, code_points)[kept]
+    spaced = np.where(whitespace, np.uint32(_SPACE), code_points)[kept]
     if spaced.size > 2 and not text.isascii():
         no_space_script = is_no_space_script(spaced)
         space = spaced == _SPACE
@@ -315,6 +323,8 @@ def _number_starts(text: str) -> list[int]:
             WORDS_AFTER_NUMBERS,
             WORDS_BEFORE_AGO,
         )
+    import numpy as np
+
     code_points = code_point_array(text)
     mapped = code_point_map()[code_points]
     digit = (mapped >= ord("0")) & (mapped <= ord("9"))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-import numpy as np
 import xxhash
 
 from crawler.content import speedups
@@ -146,9 +145,11 @@ def _number_tokens(normalized: str) -> Iterator[re.Match[str]]:
     """The matches of ``_NUMBER_TOKEN.finditer(normalized)``, tried only where one can
     start: at the first character of a run of ASCII letters and digits that holds a digit
     (the regular expression engine would try every character of the text)."""
-    code_points = code_point_array(normalized)
-    alphanumeric = _ASCII_ALPHANUMERIC[np.minimum(code_points, 128)]
-    digit = _ASCII_DIGIT[np.minimum(code_points, 128)]
+    import numpy as np
+
+    code_points = np.minimum(code_point_array(normalized), 128)
+    digit = np.frombuffer(_ASCII_DIGIT, dtype=np.bool_)[code_points]
+    alphanumeric = np.frombuffer(_ASCII_ALPHANUMERIC, dtype=np.bool_)[code_points]
     run_starts = alphanumeric.copy()
     run_starts[1:] &= ~alphanumeric[:-1]
     run_ids = np.cumsum(run_starts)
@@ -165,9 +166,9 @@ def _number_tokens(normalized: str) -> Iterator[re.Match[str]]:
             yield match
 
 
-_ASCII_DIGIT = np.array([chr(code).isdigit() and code < 128 for code in range(129)])
-_ASCII_ALPHANUMERIC = _ASCII_DIGIT | np.array(
-    [97 <= code <= 122 for code in range(129)]  # a to z: normalized text is case-folded
+_ASCII_DIGIT = bytes(chr(code).isdigit() and code < 128 for code in range(129))
+_ASCII_ALPHANUMERIC = bytes(  # a to z: normalized text is case-folded
+    (chr(code).isdigit() and code < 128) or 97 <= code <= 122 for code in range(129)
 )
 _TRAILING_LATIN = re.compile(r"[a-z]*$")
 

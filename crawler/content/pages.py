@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from crawler.content.extract import Extractor, extract, load_extractor
 from crawler.content.fingerprints import page_size_class
-from crawler.content.neardup import TextFingerprint, fingerprint_text
+from crawler.content.text_fingerprints import TextFingerprint, fingerprint_text
 
 
 @dataclass(frozen=True)

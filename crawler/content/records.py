@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from crawler.content import fingerprints
-from crawler.content.neardup import Match, NearDuplicateDetector, fingerprint_normalized
+from crawler.content.neardup import Match, NearDuplicateDetector
+from crawler.content.text_fingerprints import fingerprint_normalized
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -14,9 +14,6 @@ from __future__ import annotations
 import functools
 import threading
 import unicodedata
-from typing import Any
-
-import numpy as np
 
 from crawler.content import speedups
 
@@ -69,8 +66,11 @@ def nfkc(text: str) -> str:
 
 def _changing_runs(text: str) -> tuple[list[int], list[int]]:
     """Where each run of characters of *text* that are not inert starts, and ends."""
+    import numpy as np
+
     code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    changed = np.flatnonzero(~_inert_code_points()[np.minimum(code_points, _CLASSIFIED)])
+    inert = np.frombuffer(_inert_code_points(), dtype=np.bool_)
+    changed = np.flatnonzero(~inert[np.minimum(code_points, _CLASSIFIED)])
     if not changed.size:
         return [], []
     run_starts = changed[np.r_[True, np.diff(changed) > 1]]
@@ -78,21 +78,19 @@ def _changing_runs(text: str) -> tuple[list[int], list[int]]:
     return run_starts.tolist(), run_ends.tolist()
 
 
-def _inert_code_points() -> np.ndarray[Any, np.dtype[np.bool_]]:
-    """Whether each code point below :data:`_CLASSIFIED` is inert under NFKC (see
-    :func:`nfkc`), and ``False`` at index :data:`_CLASSIFIED` for every code point above;
-    built on first use, once whichever threads ask."""
+def _inert_code_points() -> bytes:
+    """Whether each code point below :data:`_CLASSIFIED` is inert under NFKC (1, see
+    :func:`nfkc`), and 0 at index :data:`_CLASSIFIED` for every code point above; built on
+    first use, once whichever threads ask."""
     with _TABLE_LOCK:
         return _built_inert_code_points()
 
 
 @functools.cache
-def _built_inert_code_points() -> np.ndarray[Any, np.dtype[np.bool_]]:
+def _built_inert_code_points() -> bytes:
     characters = list(map(chr, range(_CLASSIFIED)))
-    inert = np.zeros(_CLASSIFIED + 1, dtype=np.bool_)
-    inert[:_CLASSIFIED] = (
-        np.fromiter(map(unicodedata.combining, characters), dtype=np.uint8, count=_CLASSIFIED) == 0
-    )
+    inert = bytearray(not unicodedata.combining(character) for character in characters)
+    inert.append(False)
     # NFKC changes only characters that decompose, and not every one of them ("\u00e9")
     for code_point, decomposition in enumerate(map(unicodedata.decomposition, characters)):
         if not decomposition:
@@ -104,7 +102,7 @@ def _built_inert_code_points() -> np.ndarray[Any, np.dtype[np.bool_]]:
         if len(parts) == 2 and not decomposition.startswith("<"):
             inert[int(parts[1], 16)] = False
     for seconds in _HANGUL_SECONDS:
-        inert[seconds.start : seconds.stop] = False
+        inert[seconds.start : seconds.stop] = bytes(len(seconds))
     # lone surrogates: left to unicodedata, as they were
-    inert[0xD800:0xE000] = False
-    return inert
+    inert[0xD800:0xE000] = bytes(0xE000 - 0xD800)
+    return bytes(inert)

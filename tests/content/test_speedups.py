@@ -236,7 +236,7 @@ def test_a_table_of_the_wrong_size_is_named() -> None:
 
 def test_every_ascii_character_is_inert_under_nfkc() -> None:
     # the compiled nfkc reads ASCII characters without the table
-    assert unicode_forms._inert_code_points()[:128].all()
+    assert all(unicode_forms._inert_code_points()[:128])
 
 
 def test_each_code_points_value_is_the_maps() -> None:
