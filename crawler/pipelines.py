@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from crawler.content.neardup import Decision, Match
+    from crawler.content.text_fingerprints import TextFingerprint
     from crawler.url.recrawl import Recrawl
 
 __all__ = ["ItemKeyPipeline", "NearDuplicatePipeline"]
@@ -297,9 +298,9 @@ class NearDuplicatePipeline:
                 {"error": exc},
             )
             return item
-        except OSError as exc:
+        except _StateUnwritable as exc:
             self.report.count("unchecked")
-            self._state_unwritable(exc)
+            self._state_unwritable(exc.error)
             return item
         self.stats.inc_value("dedup/content/seconds", time.perf_counter() - started)  # type: ignore[arg-type]
         if page.worker_start_cpu and not same_body:
@@ -531,14 +532,9 @@ class NearDuplicatePipeline:
         if self.hold_seconds > 0 or self.action == "mark":
             declares = _declared_canonical(html, url, encoding)  # 0.09 ms a real page
         if self.hold_seconds <= 0:
-            return (
-                page,
-                self.detector.check_fingerprinted(url, page.fingerprint),
-                same_body,
-                declares,
-            )
+            return page, self._looked_up(url, page.fingerprint), same_body, declares
         with self._decisions_lock:
-            decision = self.detector.check_fingerprinted(url, page.fingerprint)
+            decision = self._looked_up(url, page.fingerprint)
             if (
                 decision.match is None
                 and not decision.refetched
@@ -548,6 +544,14 @@ class NearDuplicatePipeline:
                 self._held.reserve(url)
         return page, decision, same_body, declares
 
+    def _looked_up(self, url: str, fingerprint: TextFingerprint) -> Decision:
+        """The detector's decision; :exc:`_StateUnwritable` when its state directory
+        refused the write (an ``OSError`` of fingerprinting is no such thing)."""
+        try:
+            return self.detector.check_fingerprinted(url, fingerprint)
+        except OSError as exc:
+            raise _StateUnwritable(exc) from exc
+
     @staticmethod
     def _encoding(adapter: ItemAdapter) -> str | None:
         encoding = adapter.get("encoding")
@@ -555,6 +559,14 @@ class NearDuplicatePipeline:
 
     def summary(self) -> str:
         return self.report.summary()
+
+
+class _StateUnwritable(Exception):
+    """The content index's state directory refused a write (*error*)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _size(html: Any, text: Any) -> int:

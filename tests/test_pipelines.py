@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import json
 import logging
@@ -443,6 +444,39 @@ def test_redis_backend_is_shared_by_workers(redis_server):
     with pytest.raises(DropItem, match=re.escape("Exact duplicate of https://a.test/1")):
         process(worker_b, {"url": "https://b.test/1", "html": page(PARAGRAPHS)})
     assert len(worker_a.detector) == 1
+
+
+def test_a_state_write_refused_keeps_the_item_unchecked_and_closes_the_spider(monkeypatch):
+    closed = []
+    monkeypatch.setattr(crawler.pipelines, "close_spider", lambda _, reason: closed.append(reason))
+    pipeline = make_pipeline()
+
+    def refused(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pipeline.detector, "check_fingerprinted", refused)
+    item = {"url": "https://a.test/full", "html": page(["A paragraph long enough. " * 8])}
+    assert process(pipeline, item) is item
+    assert closed == ["dedup_state_unwritable"]
+    assert pipeline.crawler.stats.get_value("dedup/content/unchecked") == 1
+
+
+def test_an_os_error_of_fingerprinting_is_not_taken_for_the_state_directory(monkeypatch):
+    """A descriptor closed under a thread once reached the pipeline as ``EBADF``, which
+    closed the spider as if its state directory were full."""
+    closed = []
+    monkeypatch.setattr(crawler.pipelines, "close_spider", lambda _, reason: closed.append(reason))
+    pipeline = make_pipeline()
+
+    def broken(*args):
+        raise OSError(errno.EBADF, "Bad file descriptor")
+
+    monkeypatch.setattr(pipeline.fingerprinter, "fingerprint", broken)
+    item = {"url": "https://a.test/page", "html": page(["A paragraph long enough. " * 8])}
+    with pytest.raises(OSError, match="Bad file descriptor"):
+        process(pipeline, item)
+    assert closed == []
+    assert pipeline.crawler.stats.get_value("dedup/content/unchecked") is None
 
 
 def test_redis_away_keeps_items_unchecked(redis_server_factory, caplog):
