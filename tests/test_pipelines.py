@@ -446,37 +446,34 @@ def test_redis_backend_is_shared_by_workers(redis_server):
     assert len(worker_a.detector) == 1
 
 
-def test_a_state_write_refused_keeps_the_item_unchecked_and_closes_the_spider(monkeypatch):
+@pytest.mark.parametrize(
+    ("failing", "error", "closes"),
+    [
+        ("detector.check_fingerprinted", OSError(errno.ENOSPC, "No space left on device"), True),
+        ("fingerprinter.fingerprint", OSError(errno.EBADF, "Bad file descriptor"), False),
+    ],
+)
+def test_only_a_state_write_refused_closes_the_spider(monkeypatch, failing, error, closes):
+    """A write the state directory refused keeps the item unchecked and closes the spider;
+    an ``OSError`` of fingerprinting is no such thing (a descriptor closed under a thread
+    once reached the pipeline as ``EBADF``): it reaches Scrapy as any other error."""
     closed = []
     monkeypatch.setattr(crawler.pipelines, "close_spider", lambda _, reason: closed.append(reason))
     pipeline = make_pipeline()
+    owner, name = failing.split(".")
 
-    def refused(*args):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    def fails(*args):
+        raise error
 
-    monkeypatch.setattr(pipeline.detector, "check_fingerprinted", refused)
-    item = {"url": "https://a.test/full", "html": page(["A paragraph long enough. " * 8])}
-    assert process(pipeline, item) is item
-    assert closed == ["dedup_state_unwritable"]
-    assert pipeline.crawler.stats.get_value("dedup/content/unchecked") == 1
-
-
-def test_an_os_error_of_fingerprinting_is_not_taken_for_the_state_directory(monkeypatch):
-    """A descriptor closed under a thread once reached the pipeline as ``EBADF``, which
-    closed the spider as if its state directory were full."""
-    closed = []
-    monkeypatch.setattr(crawler.pipelines, "close_spider", lambda _, reason: closed.append(reason))
-    pipeline = make_pipeline()
-
-    def broken(*args):
-        raise OSError(errno.EBADF, "Bad file descriptor")
-
-    monkeypatch.setattr(pipeline.fingerprinter, "fingerprint", broken)
+    monkeypatch.setattr(getattr(pipeline, owner), name, fails)
     item = {"url": "https://a.test/page", "html": page(["A paragraph long enough. " * 8])}
-    with pytest.raises(OSError, match="Bad file descriptor"):
-        process(pipeline, item)
-    assert closed == []
-    assert pipeline.crawler.stats.get_value("dedup/content/unchecked") is None
+    if closes:
+        assert process(pipeline, item) is item
+    else:
+        with pytest.raises(OSError, match=error.strerror):
+            process(pipeline, item)
+    assert closed == (["dedup_state_unwritable"] if closes else [])
+    assert pipeline.crawler.stats.get_value("dedup/content/unchecked") == (1 if closes else None)
 
 
 def test_redis_away_keeps_items_unchecked(redis_server_factory, caplog):
