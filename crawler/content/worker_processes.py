@@ -338,35 +338,8 @@ class WorkerProcesses:
             _stop(worker.process, within=0)
 
     def _start(self) -> _Worker:
-        requests_read, requests = Pipe(duplex=False)
-        answers, answers_write = Pipe(duplex=False)
-        for connection in (requests, answers):
-            _widen(connection)
-        descriptors = (requests_read.fileno(), answers_write.fileno())
-        try:
-            process = subprocess.Popen(
-                [
-                    sys.executable,
-                    *subprocess._args_from_interpreter_flags(),  # type: ignore[attr-defined]
-                    "-c",
-                    _BOOTSTRAP,
-                    *map(str, descriptors),
-                ],
-                stdin=subprocess.DEVNULL,
-                pass_fds=descriptors,
-                env={**os.environ, **self._environment},
-            )
-        finally:
-            requests_read.close()
-            answers_write.close()
+        process, requests, answers = _launched(self._initializer, self._initargs, self._environment)
         worker = _Worker(process, requests, answers, threading.Condition(self._lock))
-        try:
-            requests.send_bytes(pickle.dumps(sys.path))
-            requests.send_bytes(
-                pickle.dumps((self._initializer, self._initargs), protocol=pickle.HIGHEST_PROTOCOL)
-            )
-        except OSError:  # it ended at once: told apart below, as it is not ready
-            pass
         threading.Thread(target=self._await_ready, args=(worker,), daemon=True).start()
         return worker
 
@@ -425,6 +398,42 @@ class WorkerProcesses:
         _stop(worker.process, within=0)
         if restarting:
             self._spawn(reserved=True)
+
+
+def _launched(
+    initializer: Callable[..., object],
+    initargs: tuple[Any, ...],
+    environment: Mapping[str, str],
+) -> tuple[subprocess.Popen[bytes], Connection, Connection]:
+    """A new worker process, given what it starts with; its pipes' ends the crawl process
+    writes calls to, and reads answers from."""
+    requests_read, requests = Pipe(duplex=False)
+    answers, answers_write = Pipe(duplex=False)
+    for connection in (requests, answers):
+        _widen(connection)
+    descriptors = (requests_read.fileno(), answers_write.fileno())
+    try:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                *subprocess._args_from_interpreter_flags(),  # type: ignore[attr-defined]
+                "-c",
+                _BOOTSTRAP,
+                *map(str, descriptors),
+            ],
+            stdin=subprocess.DEVNULL,
+            pass_fds=descriptors,
+            env={**os.environ, **environment},
+        )
+    finally:
+        requests_read.close()
+        answers_write.close()
+    try:
+        requests.send_bytes(pickle.dumps(sys.path))
+        requests.send_bytes(pickle.dumps((initializer, initargs), protocol=pickle.HIGHEST_PROTOCOL))
+    except OSError:  # it ended at once: told apart as a worker that never got ready
+        pass
+    return process, requests, answers
 
 
 def _stop(process: subprocess.Popen[bytes], *, within: float) -> None:
