@@ -224,9 +224,10 @@ BLAS_THREADS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_TH
 def single_threaded_blas() -> dict[str, str]:
     """The environment a worker process is started with for one BLAS thread.
 
-    NumPy's OpenBLAS starts a thread per core when it is imported: 0.13 s of CPU in each
-    worker (half of what the worker spends importing) for threads a worker never needs,
-    since the workers themselves keep the cores busy and their BLAS call (the SimHash's
-    matrix product) is small. A variable the user set is left as it is.
+    A worker imports NumPy only where the fingerprints' compiled forms were not built (the
+    pure-Python forms use it); its OpenBLAS then starts a thread per core: 0.13 s of CPU in
+    each worker for threads it never needs, since the workers themselves keep the cores busy
+    and their BLAS call (the SimHash's matrix product) is small. A variable the user set is
+    left as it is.
     """
     return {name: "1" for name in BLAS_THREADS_VARIABLES if name not in os.environ}
