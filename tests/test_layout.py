@@ -206,6 +206,10 @@ LONG_CLASSES = {
     # requests wait and the pages rules rewrite are crawler.url.probable_repeats and
     # crawler.url.rewritten_pages
     "crawler.url.learned_rules.LearnedRules": 330,
+    # one pool's life on the event loop: hand-over, the order of answers, time limits,
+    # deaths and replacement, closing; a worker's pipes and their framing are
+    # crawler.content.worker_pipes
+    "crawler.content.loop_worker_processes.LoopWorkerProcesses": 340,
 }
 MAX_CLASS_LINES = 300
 

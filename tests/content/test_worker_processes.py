@@ -1,14 +1,18 @@
-"""WorkerProcesses with real spawned processes: answers, errors, deaths, stuck calls, closing."""
+"""WorkerProcesses and LoopWorkerProcesses with real spawned processes: answers, errors,
+deaths, stuck calls, closing."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from crawler.content.loop_worker_processes import LoopWorkerProcesses
 from crawler.content.worker_processes import (
     MAX_FAILED_STARTS,
     PIPE_BYTES,
@@ -34,7 +38,7 @@ def die() -> None:
     os._exit(3)
 
 
-def written(processes: WorkerProcesses, calls: int) -> None:
+def written(processes: WorkerProcesses | LoopWorkerProcesses, calls: int) -> None:
     """Wait until *calls* calls were written to the one worker of *processes*."""
     deadline = time.monotonic() + 60
     while processes._workers[0].sent < calls:
@@ -53,12 +57,41 @@ def pipe_size(connection_fd: int) -> int:
     return fcntl.fcntl(connection_fd, fcntl.F_GETPIPE_SZ)
 
 
+@pytest.fixture(params=["threads", "loop"])
+def new_pool(request):
+    """Starts pools of either kind: the callers' threads write and read the pipes, or an
+    event loop run in a thread of its own does."""
+    pools: list[WorkerProcesses | LoopWorkerProcesses] = []
+    loops: list[tuple[asyncio.AbstractEventLoop, threading.Thread]] = []
+
+    def new(size: int = 1, initializer=ready) -> WorkerProcesses | LoopWorkerProcesses:
+        if request.param == "threads":
+            pool: WorkerProcesses | LoopWorkerProcesses = WorkerProcesses(
+                size, initializer=initializer
+            )
+        else:
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, daemon=True)
+            thread.start()
+            loops.append((loop, thread))
+            pool = LoopWorkerProcesses(size, loop=loop, initializer=initializer)
+        pools.append(pool)
+        return pool
+
+    yield new
+    for pool in pools:
+        pool.close()
+    for loop, thread in loops:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
 @pytest.fixture
-def workers():
-    processes = WorkerProcesses(1, initializer=ready)
+def workers(new_pool):
+    processes = new_pool()
     processes.started.result(timeout=60)
-    yield processes
-    processes.close()
+    return processes
 
 
 def test_a_call_runs_in_a_worker_and_its_exception_comes_back(workers):
@@ -107,8 +140,8 @@ def test_a_stuck_worker_is_killed_after_the_timeout_and_replaced(workers):
     assert not Path(f"/proc/{stuck}").exists()  # killed and reaped
 
 
-def test_the_time_limit_counts_from_the_hand_over_not_from_the_wait():
-    processes = WorkerProcesses(1, initializer=ready)
+def test_the_time_limit_counts_from_the_hand_over_not_from_the_wait(new_pool):
+    processes = new_pool()
     try:
         processes.started.result(timeout=60)
         processes.run(int)
@@ -128,8 +161,8 @@ def test_ctrl_c_reaches_the_workers_without_stopping_them(workers):
     assert workers.run(os.getpid) == worker
 
 
-def test_workers_that_cannot_start_stop_being_started(caplog):
-    processes = WorkerProcesses(1, initializer=cannot_start)
+def test_workers_that_cannot_start_stop_being_started(new_pool, caplog):
+    processes = new_pool(initializer=cannot_start)
     try:
         with pytest.raises(WorkerDied, match=f"{MAX_FAILED_STARTS} worker processes in a row"):
             processes.started.result(timeout=120)
@@ -157,8 +190,8 @@ def raise_two_arguments() -> None:
     raise TwoArguments("not", "readable")
 
 
-def test_grow_starts_more_and_calls_go_to_the_least_busy():
-    processes = WorkerProcesses(1, initializer=ready)
+def test_grow_starts_more_and_calls_go_to_the_least_busy(new_pool):
+    processes = new_pool()
     try:
         processes.grow(3)
         assert processes.size == 3
@@ -172,8 +205,8 @@ def test_grow_starts_more_and_calls_go_to_the_least_busy():
         processes.close()
 
 
-def test_close_lets_the_calls_given_out_finish_then_stops_every_worker():
-    processes = WorkerProcesses(1, initializer=ready)
+def test_close_lets_the_calls_given_out_finish_then_stops_every_worker(new_pool):
+    processes = new_pool()
     processes.started.result(timeout=60)
     slow = processes.submit(pid_after, 1.0)
     written(processes, 1)
