@@ -20,3 +20,12 @@ async def in_thread(function: Callable[..., _T], *args: Any) -> _T:
         return await asyncio.to_thread(function, *args)
     result: _T = await deferToThread(function, *args)
     return result
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio loop running on this thread: the one the reactor runs on, called on its
+    thread; ``None`` with another reactor, or none running."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

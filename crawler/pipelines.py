@@ -13,7 +13,6 @@ Enable them with the add-on, or by hand::
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -43,7 +42,7 @@ from crawler.content.held_items import HeldItems
 from crawler.content.item_pages import item_pages, item_text
 from crawler.content.neardup import NearDuplicateDetector
 from crawler.content.page_fingerprinter import PageFingerprinter
-from crawler.content.pages import PageFingerprint, ResponseBody
+from crawler.content.pages import ResponseBody
 from crawler.content.representatives import (
     STRONG_REASONS,
     better_representative,
@@ -53,7 +52,8 @@ from crawler.content.representatives import (
 from crawler.exceptions import DuplicateItem
 from crawler.item_key_pipeline import ItemKeyPipeline
 from crawler.log_once import LogOnce
-from crawler.off_reactor import in_thread
+from crawler.off_reactor import running_loop
+from crawler.pipeline_decisions import PageDecisions, StateUnwritable
 from crawler.pipeline_report import ContentReport
 from crawler.redis.connection import (
     RedisStartRefused,
@@ -61,7 +61,6 @@ from crawler.redis.connection import (
     redact,
 )
 from crawler.state.lock import lock_state_dir, unlock_state_dir
-from crawler.url import canonical_links
 from crawler.url.configuration import (
     recrawl_for,
     snapshot_every_from_settings,
@@ -74,7 +73,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from crawler.content.neardup import Decision, Match
-    from crawler.content.text_fingerprints import TextFingerprint
     from crawler.url.recrawl import Recrawl
 
 __all__ = ["ItemKeyPipeline", "NearDuplicatePipeline"]
@@ -144,7 +142,6 @@ class NearDuplicatePipeline:
         if recrawl is not None:
             recrawl.hashes_main_text = True  # unchanged pages are told by their main text
         self._held = HeldItems()
-        self._decisions_lock = threading.Lock()
         #: in this crawl: kept URL -> the URL its page declared its own (rel=canonical)
         self._declared: dict[str, str] = {}
         #: in this crawl: kept URL -> the URLs that redirected to its page
@@ -162,6 +159,13 @@ class NearDuplicatePipeline:
             workers=workers,
             extract_timeout=extract_timeout,
             max_held=crawler.settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 5_000_000),
+        )
+        self._decisions = PageDecisions(
+            detector,
+            self.fingerprinter,
+            self._held,
+            hold_seconds=hold_seconds,
+            declared_canonical_needed=hold_seconds > 0 or action == "mark",
         )
         self._locked = False
         self._warn_state_unwritable = LogOnce(logger, logging.ERROR)
@@ -237,7 +241,7 @@ class NearDuplicatePipeline:
                 "(documents kept and their near copies)",
                 {"dir": self.state_dir, "count": len(self.detector)},
             )
-        self.fingerprinter.open()
+        self.fingerprinter.open(running_loop())
         self.report.open_audit(self.audit_path)
 
     def close_spider(self) -> None:
@@ -286,8 +290,8 @@ class NearDuplicatePipeline:
         # while SCRAPER_SLOT_MAX_ACTIVE_SIZE of responses are being processed)
         try:
             with self.fingerprinter.waiting(html if text is None else text):
-                page, decision, same_body, declares = await in_thread(
-                    self._decide, url, text, html, encoding, downloaded
+                page, decision, same_body, declares = await self._decisions.decide(
+                    url, text, html, encoding, downloaded
                 )
         except RedisUnavailable as exc:
             self.report.count("unchecked")
@@ -298,7 +302,7 @@ class NearDuplicatePipeline:
                 {"error": exc},
             )
             return item
-        except _StateUnwritable as exc:
+        except StateUnwritable as exc:
             self.report.count("unchecked")
             self._state_unwritable(exc.error)
             return item
@@ -511,47 +515,6 @@ class NearDuplicatePipeline:
         if first_fault:  # the spider closes once
             close_spider(self.crawler, "dedup_state_unwritable")
 
-    def _decide(
-        self,
-        url: str,
-        text: Any,
-        html: Any,
-        encoding: str | None,
-        downloaded: ResponseBody | None = None,
-    ) -> tuple[PageFingerprint, Decision | None, bool, str | None]:
-        """Fingerprint the page (:meth:`PageFingerprinter.fingerprint`), then look it up; runs
-        in a thread, off the reactor. Also returns whether the body was fingerprinted before,
-        and the URL the page declares its own (``rel="canonical"``) where a better copy
-        changes anything. With ``DEDUP_HOLD_SECONDS``, a kept page that a better copy could
-        replace is reserved for a hold in the same step as its look-up: a better copy
-        looked up after it, in another thread, finds it held."""
-        page, same_body = self.fingerprinter.fingerprint(url, text, html, encoding, downloaded)
-        if page.fingerprint is None:
-            return page, None, same_body, None
-        declares = None
-        if self.hold_seconds > 0 or self.action == "mark":
-            declares = _declared_canonical(html, url, encoding)  # 0.09 ms a real page
-        if self.hold_seconds <= 0:
-            return page, self._looked_up(url, page.fingerprint), same_body, declares
-        with self._decisions_lock:
-            decision = self._looked_up(url, page.fingerprint)
-            if (
-                decision.match is None
-                and not decision.refetched
-                and decision.normalized_length
-                and may_be_superseded(url, declares=declares)
-            ):
-                self._held.reserve(url)
-        return page, decision, same_body, declares
-
-    def _looked_up(self, url: str, fingerprint: TextFingerprint) -> Decision:
-        """The detector's decision; :exc:`_StateUnwritable` when its state directory
-        refused the write (an ``OSError`` of fingerprinting is no such thing)."""
-        try:
-            return self.detector.check_fingerprinted(url, fingerprint)
-        except OSError as exc:
-            raise _StateUnwritable(exc) from exc
-
     @staticmethod
     def _encoding(adapter: ItemAdapter) -> str | None:
         encoding = adapter.get("encoding")
@@ -561,30 +524,7 @@ class NearDuplicatePipeline:
         return self.report.summary()
 
 
-class _StateUnwritable(Exception):
-    """The content index's state directory refused a write (*error*)."""
-
-    def __init__(self, error: OSError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
 def _size(html: Any, text: Any) -> int:
     """The length of the page (or text) an item brought."""
     page = html if text is None else text
     return len(page) if isinstance(page, (str, bytes)) else 0
-
-
-def _declared_canonical(page: Any, url: str, encoding: str | None) -> str | None:
-    """The URL *page* (HTML) declares its own in a ``<link rel="canonical">``, if any."""
-    if isinstance(page, str):
-        head = page[: canonical_links.HEAD_BYTES].encode("utf-8", "replace")
-        encoding = "utf-8"
-    elif isinstance(page, bytes):
-        head = page
-    else:
-        return None
-    try:
-        return canonical_links.from_html(head, url, encoding or "utf-8")
-    except (ValueError, LookupError):
-        return None

@@ -210,6 +210,10 @@ LONG_CLASSES = {
     # deaths and replacement, closing; a worker's pipes and their framing are
     # crawler.content.worker_pipes
     "crawler.content.loop_worker_processes.LoopWorkerProcesses": 340,
+    # where a page is fingerprinted (a thread of the crawl process, worker processes
+    # called from threads or from the event loop) and when the workers start; the lane's
+    # signs are crawler.content.extraction_lane, the bodies in flight crawler.content.bodies
+    "crawler.content.page_fingerprinter.PageFingerprinter": 320,
 }
 MAX_CLASS_LINES = 300
 

@@ -26,16 +26,19 @@ from scrapy.utils.test import get_crawler
 
 import crawler.content.extract
 import crawler.content.page_fingerprinter
+import crawler.pipeline_decisions
 import crawler.pipelines
 from crawler.content import pages, speedups
 from crawler.content.extract import EXTRACTORS
 from crawler.content.item_pages import ItemPage, item_pages
+from crawler.content.loop_worker_processes import LoopWorkerProcesses
 from crawler.content.pages import (
     PageFingerprint,
     ResponseBody,
     fingerprint_page,
     fingerprint_page_within,
 )
+from crawler.content.worker_processes import WorkerProcesses
 from crawler.middlewares import ItemPageMiddleware
 from crawler.pipelines import NearDuplicatePipeline
 from crawler.state.persistence import StateFileError
@@ -349,7 +352,7 @@ def test_a_body_arriving_while_its_twin_is_extracted_waits_for_it(monkeypatch):
         True,
     )
     assert calls == ["https://a.test/1"]
-    (remembered,) = fingerprinter._bodies._pages.values()
+    (remembered,) = fingerprinter._bodies._cache._pages.values()
     assert isinstance(remembered, PageFingerprint)
 
 
@@ -1240,3 +1243,61 @@ def test_a_page_queued_behind_a_stuck_worker_is_checked_by_the_new_workers():
     assert outcomes["dedup/content/timeout"] == 1
     assert outcomes["dedup/content/unique"] == 3
     pipeline.close_spider()
+
+
+def test_pages_go_to_the_workers_from_the_event_loop_and_are_decided_as_from_threads(
+    monkeypatch,
+):
+    articles = distinct_articles(5)
+    items = [
+        *({"url": f"https://a.test/{n}", "html": html} for n, html in enumerate(articles)),
+        {"url": "https://a.test/0-again", "html": articles[0]},  # the same body
+        {"url": "https://a.test/1-copy", "html": articles[1].replace("<body>", "<body>Print")},
+        {"url": "https://a.test/given-text", "text": "a few words given as text " * 20},
+    ]
+    threads_used = []
+    original = crawler.pipeline_decisions.in_thread
+
+    async def counted(function, *args):
+        threads_used.append(function.__name__)
+        return await original(function, *args)
+
+    monkeypatch.setattr(crawler.pipeline_decisions, "in_thread", counted)
+
+    async def decided(pipeline: NearDuplicatePipeline) -> list[str]:
+        await asyncio.wrap_future(pipeline.fingerprinter.processes.started)
+        outcomes = []
+        for item in items:
+            try:
+                await pipeline.process_item(dict(item))
+                outcomes.append("kept")
+            except DropItem as exc:
+                outcomes.append(str(exc))
+        return outcomes
+
+    from_threads = make_pipeline({"DEDUP_CONTENT_WORKERS": 1})
+    assert isinstance(from_threads.fingerprinter.processes, WorkerProcesses)
+    threaded = asyncio.run(decided(from_threads))
+    from_threads.close_spider()
+    assert len(threads_used) == len(items)
+
+    async def on_the_loop() -> tuple[list[str], dict, bool]:
+        pipeline = make_pipeline({"DEDUP_CONTENT_WORKERS": 1})  # opened on a running loop
+        assert isinstance(pipeline.fingerprinter.processes, LoopWorkerProcesses)
+        try:
+            outcomes = await decided(pipeline)
+            return outcomes, stats(pipeline), pipeline.fingerprinter.on_loop()
+        finally:
+            pipeline.close_spider()
+
+    threads_used.clear()
+    outcomes, loop_stats, on_loop = asyncio.run(on_the_loop())
+    assert on_loop
+    assert threads_used == []  # no thread between the loop and the worker, nor for the index
+    assert outcomes == threaded
+    assert outcomes[:5] == ["kept"] * 5
+    assert outcomes[5].startswith("Exact duplicate of https://a.test/0 ")
+    assert outcomes[6].startswith("Near duplicate of https://a.test/1 ")
+    assert outcomes[7] == "kept"
+    assert loop_stats == stats(from_threads)
+    assert loop_stats["dedup/extract/same_body"] == 1

@@ -6,7 +6,9 @@ Nothing here imports Scrapy.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
+from concurrent.futures import Future
 from typing import Generic, TypeVar
 
 from crawler.hashing import xxh3_128_digest
@@ -74,3 +76,50 @@ class BodyCache(Generic[_V]):
 
     def __len__(self) -> int:
         return len(self._pages)
+
+
+class BodiesInFlight(Generic[_V]):
+    """A :class:`BodyCache` of what was found of each body, or of the future a body being
+    worked on is answered in, for any thread or coroutine.
+
+    * :meth:`claim` says what is known of a body: what was found, or the future to wait on;
+      ``None`` makes the caller the one that works on it, and answers the future returned
+      with it through :meth:`found` or :meth:`failed` (the others wait on it meanwhile).
+
+    >>> bodies: BodiesInFlight[str] = BodiesInFlight()
+    >>> known, pending = bodies.claim(b"a")
+    >>> known is None, bodies.claim(b"a")[0] is pending
+    (True, True)
+    >>> bodies.found(b"a", pending, "page A")
+    >>> bodies.claim(b"a")[0], pending.result()
+    ('page A', 'page A')
+    """
+
+    def __init__(self, max_bodies: int = DEFAULT_MAX_BODIES) -> None:
+        self._cache: BodyCache[Future[_V] | _V] = BodyCache(max_bodies)
+        self._lock = threading.Lock()
+
+    def claim(self, key: bytes) -> tuple[Future[_V] | _V | None, Future[_V]]:
+        pending: Future[_V] = Future()
+        with self._lock:
+            known = self._cache.get(key)
+            if known is None:
+                self._cache.put(key, pending)
+        return known, pending
+
+    def found(self, key: bytes, pending: Future[_V], result: _V, *, remember: bool = True) -> None:
+        """*result* is what was found of the body claimed with *pending*; *remember*: it
+        says something of the body (else the next one to meet it works on it again)."""
+        with self._lock:
+            if not remember:
+                self._cache.forget(key)
+            elif self._cache.get(key) is pending:
+                # the result alone: a future with its lock and condition took three times
+                # the memory, and a dozen objects for the garbage collector to walk
+                self._cache.put(key, result)
+        pending.set_result(result)
+
+    def failed(self, key: bytes, pending: Future[_V], error: BaseException) -> None:
+        with self._lock:
+            self._cache.forget(key)
+        pending.set_exception(error)

@@ -6,11 +6,13 @@ for a page's fingerprints (:func:`crawler.content.pages.fingerprint_page`). It d
 page is extracted (``DEDUP_CONTENT_WORKERS``), starts, replaces and stops the worker
 processes, gives a page up after ``DEDUP_EXTRACT_TIMEOUT``, and fingerprints a body seen
 lately only once. Its :meth:`~PageFingerprinter.fingerprint` blocks: call it from a
-thread, never from the reactor's.
+thread, never from the reactor's; once the worker processes run on asyncio's event loop
+and have started, :meth:`~PageFingerprinter.fingerprint_on_loop` is awaited there instead.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -19,12 +21,14 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from crawler import defaults
-from crawler.content.bodies import BodyCache, body_key
+from crawler.content.bodies import BodiesInFlight
 from crawler.content.extraction_lane import ExtractionLane, ExtractionLoad, HeldPages
+from crawler.content.loop_worker_processes import LoopWorkerProcesses
 from crawler.content.pages import (
     EncodedPage,
     PageFingerprint,
     ResponseBody,
+    body_for_worker,
     fingerprint_page,
     fingerprint_page_within,
     single_threaded_blas,
@@ -142,7 +146,9 @@ class PageFingerprinter:
         )
         #: the worker processes (``"auto"``: the first one, then the others once pages wait
         #: for it)
-        self.processes: WorkerProcesses | None = None
+        self.processes: WorkerProcesses | LoopWorkerProcesses | None = None
+        #: the event loop the worker processes' pipes are written and read on (:meth:`open`)
+        self.loop: asyncio.AbstractEventLoop | None = None
         #: how many worker processes were started (``"auto"``: one, then all)
         self.started = 0
         #: with ``"auto"`` and one worker started: whether the pages wait for it
@@ -151,12 +157,15 @@ class PageFingerprinter:
         #: with ``"auto"``: answered once the first worker process has started
         self._first_started: Future[None] | None = None
         self._processes_lock = threading.Lock()
-        self._bodies: BodyCache[Future[PageFingerprint] | PageFingerprint] = BodyCache()
-        self._bodies_lock = threading.Lock()
+        self._bodies: BodiesInFlight[PageFingerprint] = BodiesInFlight()
         self._waiting = 0
 
-    def open(self) -> None:
-        """Start the worker processes of a number of *workers*."""
+    def open(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Start the worker processes of a number of *workers*. With *loop* (the running
+        asyncio loop, on its thread), their pipes are written and read there
+        (:class:`~crawler.content.loop_worker_processes.LoopWorkerProcesses`), else by the
+        threads that call them."""
+        self.loop = loop
         if self.workers > 0 and self._lane is None:
             self.processes = self._new_processes(self.workers)
             self.started = self.workers
@@ -202,17 +211,8 @@ class PageFingerprinter:
         text = text if isinstance(text, str) else None
         if text is not None or not isinstance(html, (str, bytes)):
             return self._extract(url, text, html, encoding), False
-        encoded: EncodedPage | ResponseBody | None = None
-        if isinstance(html, str):
-            encoded = downloaded if downloaded is not None else EncodedPage.of(html)
-        if downloaded is not None:
-            encoding = downloaded.encoding  # what the body's bytes are read with
-        key = body_key(html if encoded is None else encoded.data, encoding)
-        with self._bodies_lock:
-            known = self._bodies.get(key)
-            if known is None:
-                pending: Future[PageFingerprint] = Future()
-                self._bodies.put(key, pending)
+        key, encoded, encoding = body_for_worker(html, encoding, downloaded)
+        known, pending = self._bodies.claim(key)
         if isinstance(known, PageFingerprint):
             return known, True
         if known is not None:
@@ -221,18 +221,44 @@ class PageFingerprinter:
         try:
             page = self._extract(url, text, html, encoding, encoded)
         except BaseException as exc:
-            with self._bodies_lock:
-                self._bodies.forget(key)
-            pending.set_exception(exc)
+            self._bodies.failed(key, pending, exc)
             raise
-        with self._bodies_lock:
-            if page.status == "timeout":  # says nothing of the body: extract it again next time
-                self._bodies.forget(key)
-            elif self._bodies.get(key) is pending:
-                # the result alone: a future with its lock and condition took three times
-                # the memory, and a dozen objects for the garbage collector to walk
-                self._bodies.put(key, page)
-        pending.set_result(page)
+        self._bodies.found(key, pending, page, remember=page.status != "timeout")
+        return page, False
+
+    def on_loop(self) -> bool:
+        """Whether pages go to the worker processes from the event loop now: they run there
+        (:meth:`open` was given the loop) and have started. :meth:`fingerprint_on_loop` is
+        then what to call, on the loop; :meth:`fingerprint`, in a thread, otherwise."""
+        processes = self.processes
+        return isinstance(processes, LoopWorkerProcesses) and processes.started.done()
+
+    async def fingerprint_on_loop(
+        self,
+        url: str,
+        text: Any,
+        html: Any,
+        encoding: str | None,
+        downloaded: ResponseBody | None = None,
+    ) -> tuple[PageFingerprint, bool]:
+        """:meth:`fingerprint` on the event loop, while :meth:`on_loop`: the page is written
+        to a worker process's pipe and its answer read there, with no thread in between."""
+        text = text if isinstance(text, str) else None
+        if text is not None or not isinstance(html, (str, bytes)):
+            return await self._extract_on_loop(url, text, html, encoding), False
+        key, encoded, encoding = body_for_worker(html, encoding, downloaded)
+        known, pending = self._bodies.claim(key)
+        if isinstance(known, PageFingerprint):
+            return known, True
+        if known is not None:
+            del encoded
+            return await asyncio.wrap_future(known), True
+        try:
+            page = await self._extract_on_loop(url, text, html, encoding, encoded)
+        except BaseException as exc:
+            self._bodies.failed(key, pending, exc)
+            raise
+        self._bodies.found(key, pending, page, remember=page.status != "timeout")
         return page, False
 
     def _extract(
@@ -264,41 +290,43 @@ class PageFingerprinter:
         processes = self.processes
         if processes is None:
             return fingerprint_page(html, text, **options)
-        # the worker gives a page up itself once it has worked on it for the limit, however
-        # long the page waited for a worker; one that has not answered within the limit and
-        # a margin is stuck in one call into C code (a signal cannot stop it: one page took
-        # 22 s to give up a limit of 4 s)
-        timeout = self.extract_timeout + STUCK_WORKER_MARGIN if self.extract_timeout else None
         try:
             page = processes.run(
                 fingerprint_page_within,
                 (self.extract_timeout, sent, text),
                 options,
-                timeout=timeout,
+                timeout=_worker_timeout(self.extract_timeout),
             )
-        except WorkerStuck:
-            logger.warning(
-                "Content dedup: a worker process did not give %(url)s up after "
-                "DEDUP_EXTRACT_TIMEOUT (%(timeout)s s) as it should (stuck in one call); "
-                "it is replaced and the item kept unchecked (dedup/content/timeout)",
-                {"url": url or "<no url>", "timeout": self.extract_timeout},
+        except (WorkerStuck, WorkerDied) as exc:
+            return _worker_lost(url, exc, self.extract_timeout)
+        return _given_up_or_done(url, page, self.extract_timeout)
+
+    async def _extract_on_loop(
+        self,
+        url: str,
+        text: str | None,
+        html: Any,
+        encoding: str | None,
+        encoded: EncodedPage | ResponseBody | None = None,
+    ) -> PageFingerprint:
+        """:meth:`_extract` by the worker processes, from the event loop."""
+        html = html if isinstance(html, (str, bytes)) and text is None else None
+        options = {**self.options, "url": url or None, "encoding": encoding}
+        sent = encoded if encoded is not None else html
+        if self._behind is not None and self._behind.behind:
+            self._start_all_workers()
+        processes = self.processes
+        assert isinstance(processes, LoopWorkerProcesses)
+        try:
+            page = await processes.call(
+                fingerprint_page_within,
+                (self.extract_timeout, sent, text),
+                options,
+                timeout=_worker_timeout(self.extract_timeout),
             )
-            return PageFingerprint("timeout", None)
-        except WorkerDied as exc:
-            logger.warning(
-                "Content dedup: a worker process died while extracting %(url)s (%(why)s); "
-                "it is replaced and the item kept unchecked (dedup/content/timeout)",
-                {"url": url or "<no url>", "why": exc},
-            )
-            return PageFingerprint("timeout", None)
-        if page.status == "timeout":
-            logger.warning(
-                "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "
-                "(%(timeout)s s) to extract; it was given up and the item kept unchecked "
-                "(dedup/content/timeout)",
-                {"url": url or "<no url>", "timeout": self.extract_timeout},
-            )
-        return page
+        except (WorkerStuck, WorkerDied) as exc:
+            return _worker_lost(url, exc, self.extract_timeout)
+        return _given_up_or_done(url, page, self.extract_timeout)
 
     def _in_process(self, page: Any) -> bool:
         """Whether the page is to be extracted here, in the crawl process: the lane was
@@ -352,8 +380,11 @@ class PageFingerprinter:
             if self._behind is None or self.processes is None:
                 return  # started already, for another page
             self._behind = None
-            self.processes.grow(self.workers)
+            processes = self.processes
             self.started = self.workers
+        # not under the lock: from a thread, a pool on the event loop grows there, and the
+        # loop may want the lock meanwhile (a page it hands over finds the pool behind too)
+        processes.grow(self.workers)
         logger.info(
             "Content dedup: the worker process fell behind in turn (the pages waiting for it "
             "reached SCRAPER_SLOT_MAX_ACTIVE_SIZE %(share)s of %(window)s s); "
@@ -366,13 +397,60 @@ class PageFingerprinter:
         )
         self.stats.set_value("dedup/extract/workers_started", self.workers)
 
-    def _new_processes(self, workers: int) -> WorkerProcesses:
+    def _new_processes(self, workers: int) -> WorkerProcesses | LoopWorkerProcesses:
+        initargs = (self.options.get("extractor", defaults.DEDUP_EXTRACTOR), os.getpid())
+        if self.loop is not None:
+            return LoopWorkerProcesses(
+                workers,
+                loop=self.loop,
+                initializer=start_worker,
+                initargs=initargs,
+                environment=single_threaded_blas(),
+            )
         return WorkerProcesses(
             workers,
             initializer=start_worker,
-            initargs=(self.options.get("extractor", defaults.DEDUP_EXTRACTOR), os.getpid()),
+            initargs=initargs,
             environment=single_threaded_blas(),
         )
+
+
+def _worker_timeout(extract_timeout: float) -> float | None:
+    """How long a worker is given to answer: it gives a page up itself once it has
+    worked on it for the limit, however long the page waited for a worker; one that has
+    not answered within the limit and a margin is stuck in one call into C code (a
+    signal cannot stop it: one page took 22 s to give up a limit of 4 s)."""
+    return extract_timeout + STUCK_WORKER_MARGIN if extract_timeout else None
+
+
+def _worker_lost(
+    url: str, error: WorkerStuck | WorkerDied, extract_timeout: float
+) -> PageFingerprint:
+    if isinstance(error, WorkerStuck):
+        logger.warning(
+            "Content dedup: a worker process did not give %(url)s up after "
+            "DEDUP_EXTRACT_TIMEOUT (%(timeout)s s) as it should (stuck in one call); "
+            "it is replaced and the item kept unchecked (dedup/content/timeout)",
+            {"url": url or "<no url>", "timeout": extract_timeout},
+        )
+    else:
+        logger.warning(
+            "Content dedup: a worker process died while extracting %(url)s (%(why)s); "
+            "it is replaced and the item kept unchecked (dedup/content/timeout)",
+            {"url": url or "<no url>", "why": error},
+        )
+    return PageFingerprint("timeout", None)
+
+
+def _given_up_or_done(url: str, page: PageFingerprint, extract_timeout: float) -> PageFingerprint:
+    if page.status == "timeout":
+        logger.warning(
+            "Content dedup: %(url)s took more than DEDUP_EXTRACT_TIMEOUT "
+            "(%(timeout)s s) to extract; it was given up and the item kept unchecked "
+            "(dedup/content/timeout)",
+            {"url": url or "<no url>", "timeout": extract_timeout},
+        )
+    return page
 
 
 def _sign_text(sign: str) -> str:

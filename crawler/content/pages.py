@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
+from crawler.content.bodies import body_key
 from crawler.content.extract import Extractor, extract, load_extractor
 from crawler.content.fingerprints import page_size_class
 from crawler.content.text_fingerprints import TextFingerprint, fingerprint_text
@@ -82,6 +83,20 @@ class ResponseBody:
         from w3lib.encoding import html_to_unicode
 
         return html_to_unicode(f"charset={self.encoding}", self.body)[1]
+
+
+def body_for_worker(
+    html: str | bytes, encoding: str | None, downloaded: ResponseBody | None
+) -> tuple[bytes, EncodedPage | ResponseBody | None, str | None]:
+    """The key of a page's body in the cache of bodies fingerprinted lately; the bytes sent
+    to a worker in place of *html* when it is a ``str`` (*downloaded*, as Scrapy downloaded
+    it, or encoded here); the encoding its bytes are read with."""
+    encoded: EncodedPage | ResponseBody | None = None
+    if isinstance(html, str):
+        encoded = downloaded if downloaded is not None else EncodedPage.of(html)
+    if downloaded is not None:
+        encoding = downloaded.encoding
+    return body_key(html if encoded is None else encoded.data, encoding), encoded, encoding
 
 
 def fingerprint_page(
