@@ -126,8 +126,7 @@ class LoopWorkerProcesses:
             raise RuntimeError("the worker processes are closed")
         if self._broken is not None and not self._workers:
             raise WorkerDied(self._broken)
-        message = pickle.dumps((function, args, kwargs or {}), protocol=pickle.HIGHEST_PROTOCOL)
-        call = Call(message, self._loop.create_future(), timeout)
+        call = Call((function, args, kwargs or {}), self._loop.create_future(), timeout)
         self._waiting.append(call)
         self._dispatch()
         answer: _T = await call.answer
@@ -231,7 +230,7 @@ class LoopWorkerProcesses:
                         _answer(self._waiting.popleft(), error=WorkerDied(self._broken))
                 return
             call = self._waiting.popleft()
-            if not call.answer.done():  # its caller may have given up
+            if not call.answer.done() and call.pickled():  # its caller may have given up
                 self._send(min(free, key=lambda worker: len(worker.calls)), call)
 
     def _send(self, worker: PipedWorker, call: Call) -> None:

@@ -9,6 +9,7 @@ Nothing here imports Scrapy.
 from __future__ import annotations
 
 import os
+import pickle
 import struct
 from collections import deque
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import asyncio
     import subprocess
+    from collections.abc import Callable, Mapping
     from multiprocessing.connection import Connection
 
 #: The most bytes read from a worker's pipe at once (its answers are a page's fingerprints).
@@ -29,15 +31,29 @@ _LONG_LENGTH = struct.Struct("!Q")
 
 @dataclass(eq=False)
 class Call:
-    """A call for a worker: its pickled message, and the future its answer goes to."""
+    """A call for a worker: the function and its arguments, the future its answer goes to,
+    and once a worker is to take it, its pickled message."""
 
-    message: bytes
+    request: tuple[Callable[..., Any], tuple[Any, ...], Mapping[str, Any]]
     answer: asyncio.Future[Any]
     timeout: float | None
+    #: pickled as it is given to a worker: a call that waits holds no copy of its page
+    message: bytes = b""
     #: wholly written to a worker's pipe (a worker may have started it)
     written: bool = False
     #: the workers it was given to that died before they started it
     hand_overs: int = 0
+
+    def pickled(self) -> bool:
+        """Pickle its message, once; ``False`` (and its answer the error) where it cannot be."""
+        if not self.message:
+            try:
+                self.message = pickle.dumps(self.request, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:  # what cannot cross to a worker
+                if not self.answer.done():
+                    self.answer.set_exception(exc)
+                return False
+        return True
 
 
 @dataclass(eq=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import signal
 import threading
 import time
@@ -247,3 +248,10 @@ def test_pipes_hold_a_page_in_one_write(workers):
 
 def _pipe_max_size() -> int:
     return int(Path("/proc/sys/fs/pipe-max-size").read_text())
+
+
+def test_a_call_that_cannot_be_pickled_is_its_callers_error_and_the_worker_goes_on(workers):
+    worker = workers.run(os.getpid)
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        workers.run(len, (threading.Lock(),))
+    assert workers.run(os.getpid) == worker
