@@ -10,7 +10,10 @@ With threads, each page woke one of asyncio's executor threads, which took the i
 from the reactor's thread to write the page and again to read the answer: the reactor's
 thread then waited on its own system calls (a socket's ``recv`` took 294 µs a call against
 33 without the content level, ``bench/crawl_overhead.py`` profiled). Handed over from the
-loop, the pages of a crawl at 200 ms latency cost 1.5 to 2 ms of CPU a page less.
+loop, three rounds each taking turns with the threads: at 50 ms latency the crawl took
+7.1-8.0 s against 8.4-10.1 and 9.8-11.6 ms of CPU a page more than without dedup against
+11.6-14.7; at 200 ms the same wall time, and what the content level spends beside the
+extractor and the fingerprints 2.6-2.7 ms a page against 3.0-3.1.
 
 Everything but :meth:`LoopWorkerProcesses.call` may be called from any thread: it runs on
 the loop (and waits for it there).
@@ -26,14 +29,13 @@ import os
 import pickle
 from collections import deque
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from crawler.content.worker_pipes import Call, PipedWorker
 from crawler.content.worker_processes import (
     _EXIT_WITHIN,
     _MAX_HAND_OVERS,
     _READY,
-    CALLS_A_WORKER,
     MAX_FAILED_STARTS,
     WorkerDied,
     WorkerStuck,
@@ -45,9 +47,17 @@ if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable, Mapping
 
-__all__ = ["LoopWorkerProcesses"]
+__all__ = ["LOOP_CALLS_A_WORKER", "LoopWorkerProcesses"]
 
 logger = logging.getLogger(__name__)
+
+#: The calls a worker holds at most: the one it works on and three waiting in its pipe. The
+#: loop reads an answer, and writes the next call, between its other callbacks, which ran
+#: up to 50 ms in a crawl at 50 ms latency: with one call waiting (as a thread that waits
+#: for the worker has it, ``CALLS_A_WORKER``), the worker sat idle meanwhile and that crawl
+#: took 2.38x-2.83x as long as without dedup against 2.17x-2.57x with threads; with three,
+#: 2.18x-2.45x against 2.29x-3.21x (``bench/crawl_overhead.py``, taking turns).
+LOOP_CALLS_A_WORKER: Final = 4
 
 _T = TypeVar("_T")
 
@@ -58,7 +68,7 @@ class LoopWorkerProcesses:
 
     * :meth:`call` (a coroutine, on the loop) gives a call to the ready worker with the
       fewest calls once one has fewer than
-      :data:`~crawler.content.worker_processes.CALLS_A_WORKER`, and returns its answer;
+      :data:`LOOP_CALLS_A_WORKER`, and returns its answer;
       an exception the call raised is raised again. :exc:`WorkerStuck` when the worker
       has not answered *timeout* seconds after it started the call (once it answered the
       one before), :exc:`WorkerDied` when it ended first; either way it is replaced, and
@@ -222,7 +232,7 @@ class LoopWorkerProcesses:
             free = [
                 worker
                 for worker in self._workers
-                if worker.ready and len(worker.calls) < CALLS_A_WORKER
+                if worker.ready and len(worker.calls) < LOOP_CALLS_A_WORKER
             ]
             if not free:
                 if self._broken is not None and not self._workers:

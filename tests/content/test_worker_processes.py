@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.content.loop_worker_processes import LoopWorkerProcesses
+from crawler.content.loop_worker_processes import LOOP_CALLS_A_WORKER, LoopWorkerProcesses
 from crawler.content.worker_processes import (
     MAX_FAILED_STARTS,
     PIPE_BYTES,
@@ -255,3 +255,14 @@ def test_a_call_that_cannot_be_pickled_is_its_callers_error_and_the_worker_goes_
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
         workers.run(len, (threading.Lock(),))
     assert workers.run(os.getpid) == worker
+
+
+@pytest.mark.parametrize("new_pool", ["loop"], indirect=True)
+def test_the_loop_gives_a_worker_its_call_and_three_more_to_wait_in_its_pipe(new_pool):
+    processes = new_pool()
+    worker = processes.run(os.getpid)
+    calls = [processes.submit(pid_after, 0.5) for _ in range(LOOP_CALLS_A_WORKER + 1)]
+    written(processes, 1 + LOOP_CALLS_A_WORKER)  # the run() above and four of these
+    time.sleep(0.2)
+    assert processes._workers[0].sent == 1 + LOOP_CALLS_A_WORKER  # the fifth waits its turn
+    assert {call.result(timeout=30) for call in calls} == {worker}
