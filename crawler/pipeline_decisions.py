@@ -5,7 +5,8 @@ that takes a page to a :class:`~crawler.content.neardup.Decision`: in a thread, 
 event loop once pages go to the worker processes from there
 (:meth:`~crawler.content.page_fingerprinter.PageFingerprinter.on_loop`): the look-up of a
 local index then costs less there (a few tens of microseconds) than a thread's hand-over;
-a look-up in Redis stays in a thread.
+a look-up in Redis stays in a thread, and so does the one that writes the state
+directory's whole snapshot (every ``DEDUP_SNAPSHOT_EVERY`` documents).
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ class PageDecisions:
         page, same_body = await fingerprinter.fingerprint_on_loop(
             url, text, html, encoding, downloaded
         )
-        if self.detector.shared_index is not None:
+        detector = self.detector
+        if detector.shared_index is not None or detector.snapshot_due:
             return await in_thread(self._decision, url, html, encoding, page, same_body)
         return self._decision(url, html, encoding, page, same_body)
 

@@ -1301,3 +1301,27 @@ def test_pages_go_to_the_workers_from_the_event_loop_and_are_decided_as_from_thr
     assert outcomes[7] == "kept"
     assert loop_stats == stats(from_threads)
     assert loop_stats["dedup/extract/same_body"] == 1
+
+
+def test_a_look_up_that_writes_the_whole_snapshot_is_made_in_a_thread_not_on_the_loop(
+    tmp_path, monkeypatch
+):
+    threads_used = []
+    original = crawler.pipeline_decisions.in_thread
+
+    async def counted(function, *args):
+        threads_used.append(function.__name__)
+        return await original(function, *args)
+
+    monkeypatch.setattr(crawler.pipeline_decisions, "in_thread", counted)
+    settings = {"DEDUP_CONTENT_WORKERS": 1, "JOBDIR": str(tmp_path), "DEDUP_SNAPSHOT_EVERY": 3}
+
+    async def crawl() -> None:
+        pipeline = make_pipeline(settings)
+        await asyncio.wrap_future(pipeline.fingerprinter.processes.started)
+        for n, html in enumerate(distinct_articles(7)):
+            await pipeline.process_item({"url": f"https://a.test/{n}", "html": html})
+        pipeline.close_spider()
+
+    asyncio.run(crawl())
+    assert threads_used == ["_decision", "_decision"]  # the 3rd and the 6th document

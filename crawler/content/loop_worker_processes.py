@@ -58,6 +58,8 @@ logger = logging.getLogger(__name__)
 #: took 2.38x-2.83x as long as without dedup against 2.17x-2.57x with threads; with three,
 #: 2.18x-2.45x against 2.29x-3.21x (``bench/crawl_overhead.py``, taking turns).
 LOOP_CALLS_A_WORKER: Final = 4
+#: Seconds between two looks, by a thread waiting for the loop, at whether it still runs.
+_LOOP_ALIVE_CHECK: Final = 1.0
 
 _T = TypeVar("_T")
 
@@ -104,8 +106,8 @@ class LoopWorkerProcesses:
         self._waiting: deque[Call] = deque()
         self._wanted = 0
         self._closed = False
-        #: answered once the pool is closed, for a thread waiting in :meth:`close`
-        self._closing: Future[None] | None = None
+        #: answered once the pool is closed, for the threads waiting in :meth:`close`
+        self._closings: list[Future[None]] = []
         #: why no worker can be started any more (:data:`MAX_FAILED_STARTS`)
         self._broken: str | None = None
         self._failed_starts = 0
@@ -154,7 +156,7 @@ class LoopWorkerProcesses:
         if self._on_loop_thread():
             raise RuntimeError("run() would block the event loop: await call() there")
         coroutine = self.call(function, args, kwargs, timeout=timeout)
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        return self._waited(asyncio.run_coroutine_threadsafe(coroutine, self._loop))
 
     def submit(self, function: Callable[..., _T], *args: Any, **kwargs: Any) -> Future[_T]:
         """:meth:`call` from a thread other than the loop's, answered in a future."""
@@ -167,7 +169,7 @@ class LoopWorkerProcesses:
             return
         closing: Future[None] = Future()
         self._loop.call_soon_threadsafe(self._close_once_answered, closing)
-        closing.result()
+        self._waited(closing)
 
     def _on_loop_thread(self) -> bool:
         try:
@@ -188,7 +190,18 @@ class LoopWorkerProcesses:
                 done.set_exception(exc)
 
         self._loop.call_soon_threadsafe(run)
-        return done.result()
+        return self._waited(done)
+
+    def _waited(self, done: Future[_T]) -> _T:
+        """*done*'s result, for a thread other than the loop's: :exc:`RuntimeError` once the
+        loop stopped without answering it (a crawl stopped by force)."""
+        while True:
+            try:
+                return done.result(timeout=_LOOP_ALIVE_CHECK)
+            except TimeoutError:
+                if not self._loop.is_running():
+                    done.cancel()
+                    raise RuntimeError("the event loop stopped") from None
 
     def _grow(self, size: int) -> None:
         self._wanted = max(self._wanted, size)
@@ -200,8 +213,8 @@ class LoopWorkerProcesses:
             process, requests, answers = _launched(
                 self._initializer, self._initargs, self._environment
             )
-        except OSError as exc:  # out of processes or descriptors
-            self._failed_start(f"it could not be started: {exc}")
+        except Exception as exc:  # out of processes or descriptors, mostly
+            self._failed_start(f"it could not be started: {exc!r}")
             return
         os.set_blocking(requests.fileno(), False)
         os.set_blocking(answers.fileno(), False)
@@ -284,10 +297,8 @@ class LoopWorkerProcesses:
     def _received(self, worker: PipedWorker, message: bytes) -> None:
         if not worker.ready:
             if message != _READY:
-                self._lost(worker, WorkerDied("it did not start as a worker"), restart=False)
                 self._failed_start("it wrote something else than that it was ready")
-                if self._broken is None:
-                    self._grow(self._wanted)
+                self._lost(worker, WorkerDied("it did not start"), restart=self._broken is None)
                 return
             worker.ready = True
             self._failed_starts = 0
@@ -317,7 +328,7 @@ class LoopWorkerProcesses:
     def _ended(self, worker: PipedWorker) -> None:
         """*worker* exited: before it was ready (counted as a start that failed), or on
         its call."""
-        _stop(worker.process, within=_EXIT_WITHIN)
+        _stop(worker.process, within=0 if worker.ready else _EXIT_WITHIN)
         code = worker.process.returncode
         if worker.ready:
             self._lost(worker, WorkerDied(f"exit code {code}"))
@@ -375,11 +386,14 @@ class LoopWorkerProcesses:
             worker.answers.close()
         if not self.started.done():
             self.started.set_exception(RuntimeError("the worker processes are closed"))
+        closings, self._closings = self._closings, []
+        for closing in closings:
+            closing.set_result(None)
 
     def _close_once_answered(self, closing: Future[None]) -> None:
         """Close the pool once the calls given to workers are answered (the calls not given
         out are answered :exc:`RuntimeError` now); then answer *closing*."""
-        self._closing = closing
+        self._closings.append(closing)
         for call in self._waiting:
             _answer(call, error=RuntimeError("the worker processes are closed"))
         self._waiting.clear()
@@ -387,16 +401,8 @@ class LoopWorkerProcesses:
         self._close_if_answered()
 
     def _close_if_answered(self) -> None:
-        closing = self._closing
-        if closing is None or any(worker.calls for worker in self._workers):
-            return
-        self._closing = None
-        try:
+        if self._closings and not any(worker.calls for worker in self._workers):
             self._close()
-        except BaseException as exc:
-            closing.set_exception(exc)
-        else:
-            closing.set_result(None)
 
 
 def _answer(call: Call, answer: Any = None, *, error: BaseException | None = None) -> None:

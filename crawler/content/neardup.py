@@ -369,6 +369,12 @@ class NearDuplicateDetector:
         that :meth:`open` needs is missing beside the other, reading headers only."""
         JournaledContentIndex(Path(state_dir), self.signature).journal.check_files()
 
+    @property
+    def snapshot_due(self) -> bool:
+        """Whether the next document checked may write the state directory's whole snapshot
+        (not a moment for the reactor's thread)."""
+        return self._state is not None and self._state.snapshot_due
+
     def close(self) -> None:
         """Snapshot the state directory and close it (nothing to do in memory)."""
         if self._state is not None:

@@ -252,7 +252,8 @@ class PageFingerprinter:
             return known, True
         if known is not None:
             del encoded
-            return await asyncio.wrap_future(known), True
+            # shielded: a caller that gives up does not cancel the others' future
+            return await asyncio.shield(asyncio.wrap_future(known)), True
         try:
             page = await self._extract_on_loop(url, text, html, encoding, encoded)
         except BaseException as exc:
@@ -315,10 +316,9 @@ class PageFingerprinter:
         sent = encoded if encoded is not None else html
         if self._behind is not None and self._behind.behind:
             self._start_all_workers()
-        processes = self.processes
-        assert isinstance(processes, LoopWorkerProcesses)
+        assert isinstance(self.processes, LoopWorkerProcesses)
         try:
-            page = await processes.call(
+            page = await self.processes.call(
                 fingerprint_page_within,
                 (self.extract_timeout, sent, text),
                 options,
@@ -358,6 +358,7 @@ class PageFingerprinter:
         with self._processes_lock:
             if self.processes is not None:
                 return
+            # a loop's pool starts there, waited for: the loop takes this lock once it exists
             processes = self._new_processes(1)
             self._first_started = processes.started
             self.processes = processes

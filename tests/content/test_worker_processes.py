@@ -266,3 +266,45 @@ def test_the_loop_gives_a_worker_its_call_and_three_more_to_wait_in_its_pipe(new
     time.sleep(0.2)
     assert processes._workers[0].sent == 1 + LOOP_CALLS_A_WORKER  # the fifth waits its turn
     assert {call.result(timeout=30) for call in calls} == {worker}
+
+
+def test_threads_closing_the_loops_pool_at_once_all_return_once_calls_are_answered():
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    processes = LoopWorkerProcesses(1, loop=loop, initializer=ready)
+    try:
+        processes.started.result(timeout=60)
+        slow = processes.submit(pid_after, 1.0)
+        written(processes, 1)
+        closers = [threading.Thread(target=processes.close) for _ in range(2)]
+        for closer in closers:
+            closer.start()
+        for closer in closers:
+            closer.join(30)
+        assert not any(closer.is_alive() for closer in closers)
+        assert slow.result(timeout=1) > 0  # answered before the workers stopped
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+def test_a_thread_waiting_for_a_loop_that_stopped_is_told_so():
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    processes = LoopWorkerProcesses(1, loop=loop, initializer=ready)
+    processes.started.result(timeout=60)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join()
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="event loop stopped"):
+        processes.run(os.getpid)
+    assert time.monotonic() - started < 10
+    thread = threading.Thread(target=loop.run_forever, daemon=True)  # to close the pool
+    thread.start()
+    processes.close()
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join()
+    loop.close()

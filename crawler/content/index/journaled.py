@@ -220,6 +220,11 @@ class JournaledContentIndex:
         if self._since_snapshot >= self.snapshot_every:
             self.snapshot()
 
+    @property
+    def snapshot_due(self) -> bool:
+        """Whether the next document added writes the whole snapshot."""
+        return self._since_snapshot + 1 >= self.snapshot_every
+
     def snapshot(self) -> None:
         """Write every document atomically, then empty the journal."""
         sections = (
