@@ -1245,8 +1245,22 @@ def test_a_page_queued_behind_a_stuck_worker_is_checked_by_the_new_workers():
     pipeline.close_spider()
 
 
+@pytest.fixture
+def threads_used(monkeypatch) -> list[str]:
+    """The names of the functions the content pipeline's decisions ran in threads."""
+    used: list[str] = []
+    original = crawler.pipeline_decisions.in_thread
+
+    async def counted(function, *args):
+        used.append(function.__name__)
+        return await original(function, *args)
+
+    monkeypatch.setattr(crawler.pipeline_decisions, "in_thread", counted)
+    return used
+
+
 def test_pages_go_to_the_workers_from_the_event_loop_and_are_decided_as_from_threads(
-    monkeypatch,
+    threads_used,
 ):
     articles = distinct_articles(5)
     items = [
@@ -1255,14 +1269,6 @@ def test_pages_go_to_the_workers_from_the_event_loop_and_are_decided_as_from_thr
         {"url": "https://a.test/1-copy", "html": articles[1].replace("<body>", "<body>Print")},
         {"url": "https://a.test/given-text", "text": "a few words given as text " * 20},
     ]
-    threads_used = []
-    original = crawler.pipeline_decisions.in_thread
-
-    async def counted(function, *args):
-        threads_used.append(function.__name__)
-        return await original(function, *args)
-
-    monkeypatch.setattr(crawler.pipeline_decisions, "in_thread", counted)
 
     async def decided(pipeline: NearDuplicatePipeline) -> list[str]:
         await asyncio.wrap_future(pipeline.fingerprinter.processes.started)
@@ -1304,16 +1310,8 @@ def test_pages_go_to_the_workers_from_the_event_loop_and_are_decided_as_from_thr
 
 
 def test_a_look_up_that_writes_the_whole_snapshot_is_made_in_a_thread_not_on_the_loop(
-    tmp_path, monkeypatch
+    tmp_path, threads_used
 ):
-    threads_used = []
-    original = crawler.pipeline_decisions.in_thread
-
-    async def counted(function, *args):
-        threads_used.append(function.__name__)
-        return await original(function, *args)
-
-    monkeypatch.setattr(crawler.pipeline_decisions, "in_thread", counted)
     settings = {"DEDUP_CONTENT_WORKERS": 1, "JOBDIR": str(tmp_path), "DEDUP_SNAPSHOT_EVERY": 3}
 
     async def crawl() -> None:
