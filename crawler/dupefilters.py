@@ -73,6 +73,7 @@ from crawler.url.resume import (
     request_to_dict,  # noqa: F401  (its path in earlier releases)
 )
 from crawler.url.rewritten_pages import with_rules
+from crawler.url.start_pages import StartPages, is_start_request
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -157,6 +158,7 @@ class URLDupeFilter(BaseDupeFilter):
         self.stats = crawler.stats
         self.canonicalize = canonicalizer
         self.seen = seen
+        self.start_pages = StartPages(seen)
         self.frontier = frontier
         self.debug = debug
         self.logdupes = True
@@ -409,6 +411,10 @@ class URLDupeFilter(BaseDupeFilter):
                 with contextlib.suppress(RedisUnavailable):  # figures for later: not a fault
                     self._update_store_stats()
             return False
+        if self.start_pages.passes_again(key, request, self.crawler.spider):
+            self.stats.inc_value("dedup/url/start_page_again")
+            self._record_scheduled(key, request)
+            return False
         if self.learned is not None:
             rules = self.learned.rules_of_repeat(key, self._last_rules)
             if rules is None:  # recorded under a rule retracted since: new, once
@@ -598,40 +604,33 @@ class URLDupeFilter(BaseDupeFilter):
         self._record(request_key("GET", target, b""), "canonical")
 
     def _start_scheduled(self, request: Request, spider: Spider) -> None:
-        """Record the key of a start request that Scrapy schedules past :meth:`request_seen`.
-
-        * a start request (``is_start_request`` in its meta, set by Scrapy's
-          ``StartSpiderMiddleware``) with ``dont_filter``, as Scrapy makes them from
-          ``start_urls``, is recorded under the key :meth:`request_seen` would give it, so
-          that links back to it, and their variants, are filtered; it is downloaded all the
-          same, and again at every start (its links may be new);
-        * its redirects and retries carry that meta and are recorded too;
-        * other ``dont_filter`` requests are not: a callback that sets it asks for a page
-          outside dedup (a refresh, a session page fetched for another callback), and
-          Scrapy records none of them either;
-        * not journaled in the frontier: every start schedules its start requests again.
-        """
-        if not (request.dont_filter and request.meta.get("is_start_request")):
+        """Record a start request, which Scrapy schedules past :meth:`request_seen`, as
+        :mod:`crawler.url.start_pages` says: links back to it are filtered, but the first
+        one whose response goes to another callback."""
+        if not is_start_request(request):
             return
         if not self._ready or self._closed or self.redis_faults.held:
             # not opened (scrapy-redis's scheduler opens it at its first check, where a
             # refusal is raised), or Redis fails: downloaded all the same
             return
-        self._record(self._key(request), "start")
+        key = self._key(request)
+        if self._record(key, "start"):
+            self.start_pages.scheduled(key, request, spider)
 
-    def _record(self, key: bytes, what: str) -> None:
+    def _record(self, key: bytes, what: str) -> bool:
         """Record *key* as seen outside :meth:`request_seen` (a page's declared canonical
         URL, a start request), counted in ``dedup/url/<what>_recorded``; a store that fails
         records nothing (``dedup/url/<what>_unrecorded``): the page it names may be
-        downloaded again, no page is lost."""
+        downloaded again, no page is lost. Whether the store holds *key* now."""
         try:
             added = self.seen.add(key)
         except (RedisUnavailable, OSError):
             self.stats.inc_value(f"dedup/url/{what}_unrecorded")
-            return
+            return False
         if added:
             self.new_urls += 1
             self.stats.inc_value(f"dedup/url/{what}_recorded")
+        return True
 
     def log(self, request: Request, spider: Spider) -> None:
         if request is self._unchecked or request.meta.get(META_HELD):

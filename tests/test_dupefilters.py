@@ -7,6 +7,7 @@ import pytest
 from scrapy import Request, Spider
 from scrapy import signals as scrapy_signals
 from scrapy.core.scheduler import Scheduler
+from scrapy.spiders import CrawlSpider
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
@@ -425,6 +426,39 @@ def test_a_start_request_is_recorded_as_seen(tmp_path, backend):
     resumed.open()
     assert resumed.request_seen(Request("http://a.test/docs"))
     assert resumed.resumed.pending == []
+
+
+class CrawlingSpider(CrawlSpider):
+    name = "crawling"
+    rules = ()
+
+
+def test_a_link_back_to_a_start_page_for_another_callback_is_downloaded_once(tmp_path, backend):
+    """A CrawlSpider gives its start page's response to parse_start_url, and makes its
+    item only from a link back to it, which its rules handle: that link passes once."""
+    settings = {"DEDUP_URL_BACKEND": backend, "DEDUP_STATE_DIR": str(tmp_path)}
+
+    def crawling_dupefilter() -> URLDupeFilter:
+        crawler = get_crawler(CrawlingSpider, {"DEDUP_URL_CAPACITY": 10_000, **settings})
+        crawler.spider = crawler._create_spider()
+        dupefilter = build_from_crawler(URLDupeFilter, crawler)
+        dupefilter.open()
+        return dupefilter
+
+    dupefilter = crawling_dupefilter()
+    spider = dupefilter.crawler.spider
+    schedule(dupefilter, start_request("http://a.test/docs/"))
+    link = Request("http://a.test/docs/?utm_source=x", callback=spider._callback)
+    assert not dupefilter.request_seen(link)
+    assert dupefilter.crawler.stats.get_value("dedup/url/start_page_again") == 1
+    assert dupefilter.request_seen(link.replace())
+    assert dupefilter.request_seen(Request("http://a.test/docs/"))  # the start's callback
+    dupefilter.close("finished")
+    # the next start downloads its start page again, and not the link
+    again = crawling_dupefilter()
+    schedule(again, start_request("http://a.test/docs/"))
+    assert again.request_seen(link.replace())
+    assert again.crawler.stats.get_value("dedup/url/start_page_again") is None
 
 
 def test_other_dont_filter_requests_are_not_recorded(backend):

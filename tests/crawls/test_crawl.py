@@ -462,3 +462,58 @@ def test_a_start_page_fetched_again_without_the_url_level_is_in_the_feed_once(
     exported = [json.loads(line)["url"] for line in output.read_text("utf-8").splitlines()]
     assert [url for url in exported if resource_of(model, url) == home] == [server.url]
     assert final_stat(log, "dedup/content/refetched_in_crawl") == 1
+
+
+CRAWL_SPIDER = """
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.linkextractors import LinkExtractor
+from scrapy.spiders import CrawlSpider, Rule
+
+
+class RulesSpider(CrawlSpider):
+    \"\"\"As a CrawlSpider is written: start_urls, a rule that follows every link and makes
+    an item of every page it leads to (the start page's response goes to parse_start_url,
+    which makes none).\"\"\"
+
+    name = "rules"
+    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+    def __init__(self, url, **kwargs):
+        self.start_urls = [url]
+        self.allowed_domains = [urlsplit(url).hostname]
+        super().__init__(**kwargs)
+
+    def parse_page(self, response):
+        yield {"url": response.url, "title": response.css("title::text").get()}
+"""
+
+
+@pytest.mark.parametrize("by_hand", [False, True])
+def test_a_crawl_spiders_start_page_is_in_the_feed_as_with_stock_scrapy(
+    demo_site_process_factory, tmp_path: Path, by_hand: bool
+) -> None:
+    """A CrawlSpider makes its start page's item only from a link back to it, which its
+    rules handle: stock Scrapy downloads the page again for that link (its start request
+    was never recorded), and so does the dupefilter, once, for the first link back to it
+    with another callback than the start request's. Every other page is downloaded once."""
+    server = demo_site_process_factory()
+    model = server.model()
+    spider = tmp_path / "rules.py"
+    spider.write_text(CRAWL_SPIDER)
+    output = tmp_path / "items.jsonl"
+    settings = (
+        ["-s", "ADDONS={}", "-s", "DUPEFILTER_CLASS=crawler.dupefilters.URLDupeFilter"]
+        if by_hand
+        else ADDON
+    )
+    command = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a", f"url={server.url}"]
+    log = run_scrapy([*command, *settings, *QUICK, "-O", str(output)])
+    home = model.resolve("/").resource_id
+    downloads = server.hits()["by_resource"]
+    assert downloads.pop(home) == 2
+    assert set(downloads.values()) == {1}
+    exported = [json.loads(line)["url"] for line in output.read_text("utf-8").splitlines()]
+    assert [url for url in exported if resource_of(model, url) == home] == [server.url]
+    assert final_stat(log, "dedup/url/start_page_again") == 1
