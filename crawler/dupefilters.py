@@ -378,6 +378,9 @@ class URLDupeFilter(BaseDupeFilter):
             if self._last_rules and self._requested_as_is(request):
                 return True
             added = self._add(key, request)
+            again = not added and self.start_pages.passes_again(
+                key, request, self.crawler.spider, partial(self._record_scheduled, key, request)
+            )
         except RedisFaultPending as exc:
             if exc.may_have_applied:
                 request.meta[_META_ADD_UNANSWERED] = True
@@ -411,9 +414,8 @@ class URLDupeFilter(BaseDupeFilter):
                 with contextlib.suppress(RedisUnavailable):  # figures for later: not a fault
                     self._update_store_stats()
             return False
-        if self.start_pages.passes_again(key, request, self.crawler.spider):
+        if again:
             self.stats.inc_value("dedup/url/start_page_again")
-            self._record_scheduled(key, request)
             return False
         if self.learned is not None:
             rules = self.learned.rules_of_repeat(key, self._last_rules)
@@ -494,6 +496,8 @@ class URLDupeFilter(BaseDupeFilter):
             return False
         if seen and self.learned is not None and self.learned.rewritten_pages.rules_for(key):
             return False  # held under those rules by request_seen
+        if seen and self.start_pages.may_pass_again(key, request, self.crawler.spider):
+            return False  # request_seen asks whether it passed already
         if not seen:
             request.meta[META_KEY] = key
             request.meta[META_URL] = request.url
@@ -614,23 +618,22 @@ class URLDupeFilter(BaseDupeFilter):
             # refusal is raised), or Redis fails: downloaded all the same
             return
         key = self._key(request)
-        if self._record(key, "start"):
-            self.start_pages.scheduled(key, request, spider)
+        self._record(key, "start")
+        self.start_pages.scheduled(key, request, spider)
 
-    def _record(self, key: bytes, what: str) -> bool:
+    def _record(self, key: bytes, what: str) -> None:
         """Record *key* as seen outside :meth:`request_seen` (a page's declared canonical
         URL, a start request), counted in ``dedup/url/<what>_recorded``; a store that fails
         records nothing (``dedup/url/<what>_unrecorded``): the page it names may be
-        downloaded again, no page is lost. Whether the store holds *key* now."""
+        downloaded again, no page is lost."""
         try:
             added = self.seen.add(key)
         except (RedisUnavailable, OSError):
             self.stats.inc_value(f"dedup/url/{what}_unrecorded")
-            return False
+            return
         if added:
             self.new_urls += 1
             self.stats.inc_value(f"dedup/url/{what}_recorded")
-        return True
 
     def log(self, request: Request, spider: Spider) -> None:
         if request is self._unchecked or request.meta.get(META_HELD):

@@ -448,11 +448,17 @@ def test_a_link_back_to_a_start_page_for_another_callback_is_downloaded_once(tmp
     dupefilter = crawling_dupefilter()
     spider = dupefilter.crawler.spider
     schedule(dupefilter, start_request("http://a.test/docs/"))
+    assert dupefilter.request_seen(Request("http://a.test/docs/"))  # the start's callback
+    assert dupefilter.seen_before(Request("http://a.test/docs/"))
     link = Request("http://a.test/docs/?utm_source=x", callback=spider._callback)
+    assert not dupefilter.seen_before(link)  # request_seen decides (LeasingScheduler)
     assert not dupefilter.request_seen(link)
     assert dupefilter.crawler.stats.get_value("dedup/url/start_page_again") == 1
     assert dupefilter.request_seen(link.replace())
-    assert dupefilter.request_seen(Request("http://a.test/docs/"))  # the start's callback
+    other = Request("http://a.test/other", callback=spider._callback)
+    assert not dupefilter.request_seen(other)
+    assert dupefilter.request_seen(other.replace())  # a repeat of a page no start request had
+    assert dupefilter.crawler.stats.get_value("dedup/url/start_page_again") == 1
     dupefilter.close("finished")
     # the next start downloads its start page again, and not the link
     again = crawling_dupefilter()

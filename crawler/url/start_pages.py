@@ -12,29 +12,31 @@ again for another callback), and Scrapy records none of them either. A start req
 journaled in the frontier: every start schedules it again.
 
 A start page's response may go where a link to it would not: a ``CrawlSpider`` gives it to
-``parse_start_url`` (nothing, unless overridden), and only a link back to it, handled by its
-rules, makes its item, as stock Scrapy downloads it again. :class:`StartPages` lets the
-first repeat of a start page whose response goes to another callback through, once a
-crawl and its resumptions: the page is downloaded twice, as stock Scrapy downloads it, and
-its item is not lost. A repeat with the start request's own callback (a ``Spider`` whose
-links go to ``parse``) is filtered.
+``parse_start_url`` (nothing, unless overridden), and only a link back to it, which its
+rules handle, makes the page's item; stock Scrapy downloads the page again for that link.
+:class:`StartPages` lets through the first repeat of a start page whose response goes to
+another callback than the start request's: the page is downloaded twice, as stock Scrapy
+downloads it, and its item is not lost. A repeat with the start request's own callback (a
+``Spider`` whose links go to ``parse``) is filtered. That the page passed is a marker in the
+dupefilter's store, beside the keys, so that it persists and is shared as they are: a later
+start or another worker does not download it a third time.
 
-Nothing here imports Scrapy's engine; the markers live in the dupefilter's store, so that
-they persist and are shared as its keys are.
+Nothing here imports Scrapy's engine.
 """
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider
+from scrapy.http.request import NO_CALLBACK
 
 from crawler.hashing import blake2b_digest
-from crawler.redis.connection import RedisFaultPending, RedisUnavailable
 from crawler.url.request_keys import KEY_SIZE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request
 
     from crawler.url.stores import SeenStore
@@ -57,37 +59,42 @@ def response_handler(request: Request, spider: Spider) -> Any:
     return getattr(callback, "__func__", callback)
 
 
-def _marker(kind: bytes, key: bytes) -> bytes:
-    return blake2b_digest(kind, b"\0", key, digest_size=KEY_SIZE)
+def _passed_marker(key: bytes) -> bytes:
+    return blake2b_digest(b"start page passed again\0", key, digest_size=KEY_SIZE)
 
 
 class StartPages:
-    """Which recorded keys are start pages, and which of them a repeat with another
-    callback has already passed: markers in *seen*, beside the request keys."""
+    """The keys of this run's start requests and the callbacks their responses go to
+    (about 100 bytes a start request), and whether a repeat of each passed (a marker in
+    *seen*)."""
 
     def __init__(self, seen: SeenStore) -> None:
         self.seen = seen
-        #: The callbacks the start requests of this run go to (one, most often).
-        self.handlers: set[Any] = set()
+        self._handlers: dict[bytes, Any] = {}
 
     def scheduled(self, key: bytes, request: Request, spider: Spider) -> None:
-        """Remember that *key*, just recorded for the start request *request*, is a start
-        page; a store that fails remembers nothing (its links are then filtered)."""
-        self.handlers.add(response_handler(request, spider))
-        with contextlib.suppress(RedisUnavailable, RedisFaultPending, OSError):
-            self.seen.add(_marker(b"start page", key))
+        """Remember that *key*, recorded for the start request *request*, is a start page."""
+        self._handlers[key] = response_handler(request, spider)
 
-    def passes_again(self, key: bytes, request: Request, spider: Spider | None) -> bool:
+    def passes_again(
+        self,
+        key: bytes,
+        request: Request,
+        spider: Spider | None,
+        on_pass: Callable[[], object] | None = None,
+    ) -> bool:
         """Whether *request*, a repeat of *key*, is the first repeat of a start page whose
-        response goes to another callback than the start request's; a store that fails
-        lets it through (downloaded again, never lost)."""
-        if not self.handlers or spider is None:
+        response goes to another callback than the start request's; *on_pass* runs before
+        the store makes that durable (as :meth:`~crawler.url.stores.SeenStore.add` runs
+        it). A request without a callback (``NO_CALLBACK``: not for the spider) never
+        passes. A store that fails raises, as it does for the request's own key."""
+        if not self.may_pass_again(key, request, spider):
             return False
-        if response_handler(request, spider) in self.handlers:
+        return self.seen.add(_passed_marker(key), on_pass)
+
+    def may_pass_again(self, key: bytes, request: Request, spider: Spider | None) -> bool:
+        """Whether *request* is a repeat that :meth:`passes_again` would ask the store about."""
+        start_handler = self._handlers.get(key)
+        if start_handler is None or spider is None or request.callback is NO_CALLBACK:
             return False
-        try:
-            if _marker(b"start page", key) not in self.seen:
-                return False
-            return self.seen.add(_marker(b"start page again", key))
-        except (RedisUnavailable, RedisFaultPending, OSError):
-            return True
+        return bool(response_handler(request, spider) != start_handler)

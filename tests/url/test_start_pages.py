@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import pytest
 from scrapy import Request, Spider
+from scrapy.http.request import NO_CALLBACK
 from scrapy.spiders import CrawlSpider
 
+from crawler.redis.connection import RedisUnavailable
 from crawler.url.start_pages import StartPages, is_start_request, response_handler
 from crawler.url.stores.memory import MemorySeenSet
 from crawler.url.stores.unpersisted import UnpersistedSeenStore
@@ -69,8 +72,45 @@ def test_a_repeat_for_another_callback_passes_once():
     crawling = Crawling()
     pages.scheduled(KEY, start_request(), crawling)
     link = Request(URL, callback=crawling._callback)
-    assert pages.passes_again(KEY, link, crawling)
-    assert not pages.passes_again(KEY, link.replace(), crawling)
+    passed: list[str] = []
+    assert pages.passes_again(KEY, link, crawling, lambda: passed.append("journaled"))
+    assert passed == ["journaled"]
+    assert not pages.passes_again(KEY, link.replace(), crawling, lambda: passed.append("again"))
+    assert passed == ["journaled"]
+
+
+def test_each_start_page_is_compared_with_its_own_start_requests_callback():
+    pages = start_pages()
+    spider = Pages()
+    other_key = bytes(16)
+    pages.scheduled(KEY, start_request(), spider)
+    pages.scheduled(other_key, start_request(callback=spider.parse_product), spider)
+    assert not pages.passes_again(other_key, Request(URL, callback=spider.parse_product), spider)
+    assert pages.passes_again(KEY, Request(URL, callback=spider.parse_product), spider)
+    assert pages.passes_again(other_key, Request(URL), spider)
+
+
+def test_a_request_that_is_not_for_the_spider_never_passes():
+    pages = start_pages()
+    crawling = Crawling()
+    pages.scheduled(KEY, start_request(), crawling)
+    assert not pages.passes_again(KEY, Request(URL, callback=NO_CALLBACK), crawling)
+    assert pages.passes_again(KEY, Request(URL, callback=crawling._callback), crawling)
+
+
+class FailingStore(UnpersistedSeenStore):
+    def add(self, key, on_new=None, /):
+        raise RedisUnavailable("down")
+
+
+def test_a_store_that_fails_raises_for_the_dupefilter_to_decide():
+    pages = StartPages(FailingStore(MemorySeenSet()))
+    crawling = Crawling()
+    pages.scheduled(KEY, start_request(), crawling)
+    # an ordinary repeat never asks the store
+    assert not pages.passes_again(bytes(16), Request(URL, callback=crawling._callback), crawling)
+    with pytest.raises(RedisUnavailable):
+        pages.passes_again(KEY, Request(URL, callback=crawling._callback), crawling)
 
 
 def test_a_repeat_for_the_start_requests_callback_does_not_pass():
