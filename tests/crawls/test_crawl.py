@@ -413,6 +413,25 @@ class StartUrlsSpider(scrapy.Spider):
 """
 
 
+def crawl_from_start_urls(
+    server: DemoSiteProcess, tmp_path: Path, spider_source: str, by_hand: bool
+) -> tuple[str, list[str]]:
+    """Run *spider_source* over the demo site from its home page, with the add-on or the
+    dupefilter set by hand (no content level to make up for a second download); its log
+    and the URLs of the items in its feed."""
+    spider = tmp_path / "spider.py"
+    spider.write_text(spider_source)
+    output = tmp_path / "items.jsonl"
+    settings = (
+        ["-s", "ADDONS={}", "-s", "DUPEFILTER_CLASS=crawler.dupefilters.URLDupeFilter"]
+        if by_hand
+        else ADDON
+    )
+    command = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a", f"url={server.url}"]
+    log = run_scrapy([*command, *settings, *QUICK, "-O", str(output)])
+    return log, [json.loads(line)["url"] for line in output.read_text("utf-8").splitlines()]
+
+
 @pytest.mark.parametrize("by_hand", [False, True])
 def test_a_start_url_linked_back_to_is_downloaded_once(
     demo_site_process_factory, tmp_path: Path, by_hand: bool
@@ -423,20 +442,9 @@ def test_a_start_url_linked_back_to_is_downloaded_once(
     and its item is in the feed once."""
     server = demo_site_process_factory()
     model = server.model()
-    spider = tmp_path / "start_urls.py"
-    spider.write_text(START_URLS_SPIDER)
-    output = tmp_path / "items.jsonl"
-    settings = (
-        # the dupefilter alone: no content level to make up for a second download
-        ["-s", "ADDONS={}", "-s", "DUPEFILTER_CLASS=crawler.dupefilters.URLDupeFilter"]
-        if by_hand
-        else ADDON
-    )
-    command = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a", f"url={server.url}"]
-    log = run_scrapy([*command, *settings, *QUICK, "-O", str(output)])
+    log, exported = crawl_from_start_urls(server, tmp_path, START_URLS_SPIDER, by_hand)
     home = model.resolve("/").resource_id
     assert server.hits()["by_resource"][home] == 1
-    exported = [json.loads(line)["url"] for line in output.read_text("utf-8").splitlines()]
     assert [url for url in exported if resource_of(model, url) == home] == [server.url]
     assert final_stat(log, "dedup/url/start_recorded") == 1
     # every page of the site, each downloaded once
@@ -500,20 +508,10 @@ def test_a_crawl_spiders_start_page_is_in_the_feed_as_with_stock_scrapy(
     with another callback than the start request's. Every other page is downloaded once."""
     server = demo_site_process_factory()
     model = server.model()
-    spider = tmp_path / "rules.py"
-    spider.write_text(CRAWL_SPIDER)
-    output = tmp_path / "items.jsonl"
-    settings = (
-        ["-s", "ADDONS={}", "-s", "DUPEFILTER_CLASS=crawler.dupefilters.URLDupeFilter"]
-        if by_hand
-        else ADDON
-    )
-    command = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a", f"url={server.url}"]
-    log = run_scrapy([*command, *settings, *QUICK, "-O", str(output)])
+    log, exported = crawl_from_start_urls(server, tmp_path, CRAWL_SPIDER, by_hand)
     home = model.resolve("/").resource_id
     downloads = server.hits()["by_resource"]
     assert downloads.pop(home) == 2
     assert set(downloads.values()) == {1}
-    exported = [json.loads(line)["url"] for line in output.read_text("utf-8").splitlines()]
     assert [url for url in exported if resource_of(model, url) == home] == [server.url]
     assert final_stat(log, "dedup/url/start_page_again") == 1
