@@ -99,14 +99,11 @@ lazy_map_open(PyObject *cache, PyObject *resolve, LazyMap *map)
     return 0;
 }
 
-/* The value of *code_point*; when Python fails to give it, the code point itself, with
-   the exception set (the callers check for it once they are done). */
+/* lazy_value of a code point not in the cache (below). */
 static uint32_t
-lazy_value(const LazyMap *map, Py_UCS4 code_point)
+uncached_value(const LazyMap *map, Py_UCS4 code_point)
 {
     uint32_t *cache = map->cache.buf;
-    if (code_point < CACHED_CODE_POINTS && cache[code_point])
-        return cache[code_point];
     if (code_point >= CACHED_CODE_POINTS && (code_point < 0xE0000 || code_point >= 0xE1000))
         return code_point;
     if (PyErr_Occurred())
@@ -121,6 +118,18 @@ lazy_value(const LazyMap *map, Py_UCS4 code_point)
     if (code_point < CACHED_CODE_POINTS)
         cache[code_point] = (uint32_t)number;
     return (uint32_t)number;
+}
+
+/* The value of *code_point*; when Python fails to give it, the code point itself, with
+   the exception set (the callers check for it once they are done). Inlined: nearly every
+   code point of a text is in the cache. */
+static inline uint32_t
+lazy_value(const LazyMap *map, Py_UCS4 code_point)
+{
+    const uint32_t *cache = map->cache.buf;
+    if (code_point < CACHED_CODE_POINTS && cache[code_point])
+        return cache[code_point];
+    return uncached_value(map, code_point);
 }
 
 /* Code points of a str, read whatever its kind. */
@@ -166,6 +175,33 @@ text_open(PyObject *object, Text *text)
     default:                                                                                \
         EACH_CHARACTER_OF_KIND(Py_UCS4, text, at, code_point, BODY)                         \
     }
+
+/* A str of the KEPT code points of OUT, whose largest is MAXIMUM: built at the size that
+   holds it, without the scan PyUnicode_FromKindAndData makes to find it. */
+static PyObject *
+str_of_code_points(const Py_UCS4 *out, Py_ssize_t kept, Py_UCS4 maximum)
+{
+    PyObject *result = PyUnicode_New(kept, maximum);
+    if (!result)
+        return NULL;
+    switch (PyUnicode_KIND(result)) {
+    case PyUnicode_1BYTE_KIND: {
+        Py_UCS1 *characters = PyUnicode_1BYTE_DATA(result);
+        for (Py_ssize_t at = 0; at < kept; at++)
+            characters[at] = (Py_UCS1)out[at];
+        break;
+    }
+    case PyUnicode_2BYTE_KIND: {
+        Py_UCS2 *characters = PyUnicode_2BYTE_DATA(result);
+        for (Py_ssize_t at = 0; at < kept; at++)
+            characters[at] = (Py_UCS2)out[at];
+        break;
+    }
+    default:
+        memcpy(PyUnicode_4BYTE_DATA(result), out, (size_t)kept * sizeof(Py_UCS4));
+    }
+    return result;
+}
 
 /* ---------------------------------------------------------------------------------- */
 
@@ -443,13 +479,17 @@ translated(PyObject *module, PyObject *args)
         goto done;
     }
     Py_ssize_t kept = 0;
+    Py_UCS4 maximum = 0;
     FOR_EACH_CHARACTER(text, at, code_point, {
         uint32_t value = lazy_value(&map, code_point);
-        if (value != DELETED)
+        if (value != DELETED) {
             out[kept++] = value;
+            if (value > maximum)
+                maximum = value;
+        }
     })
     if (!PyErr_Occurred())
-        result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, kept);
+        result = str_of_code_points(out, kept, maximum);
 
 done:
     PyMem_Free(out);
@@ -492,19 +532,29 @@ spaced(PyObject *module, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
+    /* a run of whitespace after some text is written as one space when text follows it;
+       the tables are read through locals, which the stores to out cannot change */
+    const uint8_t *is_whitespace = whitespace.view.buf, *is_no_space = no_space.view.buf;
+    const Py_UCS4 whitespace_last = (Py_UCS4)whitespace.last, no_space_last = (Py_UCS4)no_space.last;
     Py_ssize_t kept = 0;
-    int seen_text = 0;
+    int pending = 0;
+    uint8_t no_space_seen = 0;
+    Py_UCS4 maximum = ' ';
     FOR_EACH_CHARACTER(text, at, code_point, {
-        if (!table_flag(&whitespace, code_point)) {
-            out[kept++] = code_point;
-            seen_text = 1;
+        if (is_whitespace[code_point < whitespace_last ? code_point : whitespace_last]) {
+            pending = kept > 0;
         }
-        else if (seen_text && at + 1 < text.length &&
-                 !table_flag(&whitespace, TEXT_AT(text, at + 1))) {
-            out[kept++] = ' ';
+        else {
+            if (pending) {
+                out[kept++] = ' ';
+                pending = 0;
+            }
+            out[kept++] = code_point;
+            maximum = code_point > maximum ? code_point : maximum;
+            no_space_seen |= is_no_space[code_point < no_space_last ? code_point : no_space_last];
         }
     })
-    if (kept > 2 && !PyUnicode_IS_ASCII(object)) {
+    if (kept > 2 && no_space_seen) {
         /* a space goes when a neighbour is of a script written without spaces; the
            neighbours are those of the spaced text, before any space goes */
         Py_ssize_t written = 1;
@@ -519,11 +569,14 @@ spaced(PyObject *module, PyObject *args)
         out[written++] = out[kept - 1];
         kept = written;
     }
-    if (mask >= 0) {
+    if (mask >= 0 && maximum >= (Py_UCS4)mask) {
         /* each match of mask( ?mask)* becomes "0" */
         Py_ssize_t written = 0;
+        maximum = ' ';
         for (Py_ssize_t at = 0; at < kept;) {
             if (out[at] != (Py_UCS4)mask) {
+                if (out[at] > maximum)
+                    maximum = out[at];
                 out[written++] = out[at++];
                 continue;
             }
@@ -540,7 +593,7 @@ spaced(PyObject *module, PyObject *args)
         }
         kept = written;
     }
-    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, kept);
+    result = str_of_code_points(out, kept, maximum);
 
 done:
     PyMem_Free(out);
