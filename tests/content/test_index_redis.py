@@ -14,6 +14,7 @@ from crawler.content.index import SharedMatch
 from crawler.content.index.memory import DocumentTable, MemoryFingerprintIndex
 from crawler.content.index.redis import _DISTANCE, RedisContentIndex
 from crawler.content.neardup import NearDuplicateDetector
+from crawler.content.text_fingerprints import TextFingerprint
 from crawler.redis.connection import RedisConnection, RedisSignatureMismatch
 from tests.content.test_neardup import copies_cases, numbers_cases, page_size_cases
 
@@ -123,6 +124,39 @@ def test_the_detector_decides_alike_on_redis_and_in_memory(redis_server):
         assert on_redis.rejected == in_memory.rejected, key
     # nearly every copy is found (a third of the text cut is a hard one)
     assert sum(match is not None for match in decisions) >= len(texts) - 40 - 4
+
+
+def test_both_indexes_decide_alike_on_a_copy_beyond_the_second_stages_reach(redis_server):
+    # Django's release notes 3.0.10 and 2.2.16 (one text, two versions): fingerprints 10
+    # bits apart, each band at least 2 bits off, which no one-bit probe meets; the
+    # in-memory index met it in its unsorted tail, of a young index only, and dropped the
+    # page that Redis's index kept
+    earlier = 0x0123456789ABCDEF
+    later = flip(earlier, 0, 1, 16, 17, 32, 33, 34, 35, 48, 49)
+    near = flip(earlier, 0, 16, 17, 32, 33, 34, 35, 48, 49)  # band 0 one bit off
+    detectors = (
+        NearDuplicateDetector(shared_index=index_on(redis_server, "bands:content")),
+        NearDuplicateDetector(),  # the earlier page in the unsorted tail
+        NearDuplicateDetector(),  # ... and sorted into the bands
+    )
+    for detector in detectors:
+        detector.check_fingerprinted(
+            "notes-2.2.16", TextFingerprint(2_000, earlier, b"a" * 16, SIGNATURE)
+        )
+    detectors[2].index._merge_tail()
+    for detector in detectors:
+        decision = detector.check_fingerprinted(
+            "notes-3.0.10", TextFingerprint(2_000, later, b"b" * 16, SIGNATURE), add=False
+        )
+        assert decision.match is None
+        match = detector.check_fingerprinted(
+            "notes-3.0.11", TextFingerprint(2_000, near, b"c" * 16, SIGNATURE), add=False
+        ).match
+        assert match is not None and (match.key, match.distance, match.stage) == (
+            "notes-2.2.16",
+            9,
+            "second",
+        )
 
 
 def test_the_page_size_check_holds_on_redis(redis_server):

@@ -477,6 +477,25 @@ def test_multi_probe_search_equals_brute_force_up_to_7_bits():
     assert found_beyond_3 > 500  # the comparison is not vacuous
 
 
+def test_a_search_does_not_depend_on_when_the_tail_was_sorted():
+    # 8 bits away, each band 2 bits off: no probe meets it, whether it waits in the
+    # unsorted tail (a young index: a crawl of fewer than 1,024 pages) or was sorted into
+    # the bands, and Redis's index, which has no tail, does not meet it either
+    near = flip(0, 0, 1, 16, 17, 32, 33, 48, 49)
+    met = flip(0, 0, 16, 17, 18, 32, 33, 48, 49)  # band 0 one bit off
+    young, merged = MemoryFingerprintIndex(), MemoryFingerprintIndex()
+    for index in (young, merged):
+        index.add("near", near)
+        index.add("met", met)
+    merged._merge_tail()
+    for index in (young, merged):
+        assert [key for key, *_ in index.search(0, 8, probe_neighbours=True)] == ["met"]
+    # nearer than that, the tail answers as the bands do: everything within the radius
+    close = flip(0, 0, 1, 16, 17, 32, 33, 48)  # 7 bits
+    young.add("close", close)
+    assert [key for key, *_ in young.search(0, 8, probe_neighbours=True)] == ["close", "met"]
+
+
 def test_queries_do_not_grow_memory():
     index, fingerprints = random_index()
     probes = [flip(fingerprint, 7) for fingerprint in fingerprints[:2000]]

@@ -58,6 +58,13 @@ _NO_MINHASH = bytes(MINHASH_BYTES)
 #: Band values one bit away from a band's own, and the band itself: the probes of a
 #: multi-probe search.
 _ONE_BIT_PROBES = np.array([0, *(1 << bit for bit in range(BAND_BITS))], dtype=np.intp)
+#: The bits by which those probes let a band differ.
+PROBED_BITS = 1
+#: The distance within which a multi-probe search meets every document (one band then
+#: differs by :data:`PROBED_BITS` bits at most); a farther one only when a band does.
+PROBES_COMPLETE_TO = BAND_COUNT * (PROBED_BITS + 1) - 1
+#: The number of set bits of each band value.
+_BAND_POPCOUNT = np.bitwise_count(np.arange(BAND_VALUES, dtype=np.uint32)).astype(np.uint8)
 #: Where each band's buckets start among every band's (one column, for broadcasting).
 _BAND_BUCKET_BASES = (np.arange(BAND_COUNT, dtype=np.intp) * BAND_VALUES)[:, np.newaxis]
 #: The widest radius :meth:`MemoryFingerprintIndex.search` accepts.
@@ -274,6 +281,17 @@ def _rows_from_bytes(payload: bytes, what: str, documents: DocumentTable) -> NDA
     return rows
 
 
+def _probed(fingerprints: NDArray[np.uint64], fingerprint: int) -> NDArray[np.bool_]:
+    """Which of *fingerprints* a multi-probe search of *fingerprint* meets in its bands: those
+    with a band that differs from the probe's by :data:`PROBED_BITS` bits at most."""
+    differences = fingerprints ^ np.uint64(fingerprint)
+    met = np.zeros(len(fingerprints), dtype=np.bool_)
+    for band in range(BAND_COUNT):
+        values = (differences >> np.uint64(band * BAND_BITS)) & np.uint64(BAND_MASK)
+        met |= _BAND_POPCOUNT[values.astype(np.intp)] <= PROBED_BITS
+    return met
+
+
 def _within(
     rows: NDArray[np.generic],
     fingerprints: NDArray[np.uint64],
@@ -388,8 +406,10 @@ class MemoryFingerprintIndex:
         - Without *probe_neighbours*, as :meth:`query`: every document within 3 bits.
         - With it, each band is also looked up at the 16 values one bit away from the
           probe's (multi-probe): every document within 7 bits is found (one band then
-          differs in at most one bit), and most of those a few bits farther; nothing
-          beyond *max_distance* (at most 16) is returned.
+          differs in at most one bit), and those farther of which a band does; nothing
+          beyond *max_distance* (at most 16) is returned. The unsorted tail answers as the
+          bands do (as Redis's index does): what a search finds does not depend on when
+          the index sorted its documents.
         """
         if not isinstance(max_distance, int) or not 0 <= max_distance <= MAX_PROBED_DISTANCE:
             raise ValueError(
@@ -455,6 +475,14 @@ class MemoryFingerprintIndex:
         near_rows, near_distances = _within(
             rows, self.documents.fingerprints()[rows], np.uint64(fingerprint), max_distance
         )
+        if probe_neighbours and max_distance > PROBES_COMPLETE_TO and len(near_rows):
+            # of the unsorted tail's rows, what the probes would meet once they are sorted
+            # into the bands: a search's answer does not depend on when they were
+            far = near_distances > PROBES_COMPLETE_TO
+            if far.any():
+                kept = ~far
+                kept[far] = _probed(self.documents.fingerprints()[near_rows[far]], fingerprint)
+                near_rows, near_distances = near_rows[kept], near_distances[kept]
         if not len(near_rows):
             return []
         # A document close enough may be found in several bands: keep it once. Rows grow
