@@ -297,9 +297,9 @@ def _within(
     fingerprints: NDArray[np.uint64],
     probe: np.uint64,
     max_distance: int,
-) -> tuple[NDArray[np.generic], NDArray[np.generic]]:
+) -> tuple[NDArray[np.generic], NDArray[np.uint8]]:
     """The rows, and their distances, whose fingerprints are within *max_distance* of *probe*."""
-    distances = np.bitwise_count(fingerprints ^ probe)
+    distances: NDArray[np.uint8] = np.bitwise_count(fingerprints ^ probe)
     near = np.flatnonzero(distances <= max_distance)
     return rows[near], distances[near]
 
