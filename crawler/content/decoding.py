@@ -100,6 +100,10 @@ _DETECTABLE_CODECS: Final = (
 )
 # WHATWG labels that Python's codec registry does not know
 _EXTRA_LABELS: Final = {"x-gbk": "gb18030"}
+# Codecs read as the superset browsers decode them with: w3lib resolves ``gb2312`` and
+# ``gbk`` to Python's ``gbk`` since its 2.6 (to ``gb18030`` before), which lacks the euro
+# sign at 0x80 and GB18030's four-byte sequences.
+_SUPERSETS: Final = {"gbk": "gb18030"}
 
 
 def decode_html(
@@ -160,7 +164,15 @@ def decode_html(
     return "cp1252", to_unicode(data, "cp1252")
 
 
+def _superset(codec: str | None) -> str | None:
+    return _SUPERSETS.get(codec, codec) if codec else codec
+
+
 def _resolve_label(label: str | None) -> str | None:
+    return _superset(_resolved(label))
+
+
+def _resolved(label: str | None) -> str | None:
     if not label:
         return None
     label = label.strip().strip("\"'").lower()
@@ -177,7 +189,7 @@ def _resolve_label(label: str | None) -> str | None:
 
 def _declared_in_page(head: bytes) -> str | None:
     # a declaration readable as ASCII is not in UTF-16 or UTF-32 (WHATWG: read UTF-8)
-    return _ascii_compatible(html_body_declared_encoding(head), head)
+    return _ascii_compatible(_superset(html_body_declared_encoding(head)), head)
 
 
 def _ascii_compatible(codec: str | None, head: bytes) -> str | None:
@@ -214,7 +226,7 @@ def _detect(head: bytes) -> str | None:
         tied = (match.chaos, match.coherence) == (best.chaos, best.coherence)
         if tied and "cp1252" in match.could_be_from_charset:
             return "cp1252"
-    return resolve_encoding(best.encoding)
+    return _superset(resolve_encoding(best.encoding))
 
 
 def is_binary(data: bytes) -> bool:
