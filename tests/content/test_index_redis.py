@@ -127,10 +127,10 @@ def test_the_detector_decides_alike_on_redis_and_in_memory(redis_server):
 
 
 def test_both_indexes_decide_alike_on_a_copy_beyond_the_second_stages_reach(redis_server):
-    # Django's release notes 3.0.10 and 2.2.16 (one text, two versions): fingerprints 10
-    # bits apart, each band at least 2 bits off, which no one-bit probe meets; the
-    # in-memory index met it in its unsorted tail, of a young index only, and dropped the
-    # page that Redis's index kept
+    # as Django's release notes 3.0.10 and 2.2.16 (one text, two versions): fingerprints 10
+    # bits apart, each band at least 2 bits off, which no one-bit probe meets: neither index
+    # matches them, the in-memory one whether the earlier page waits in its unsorted tail
+    # or was sorted into the bands; 9 bits with a band one bit off, each index does
     earlier = 0x0123456789ABCDEF
     later = flip(earlier, 0, 1, 16, 17, 32, 33, 34, 35, 48, 49)
     near = flip(earlier, 0, 16, 17, 32, 33, 34, 35, 48, 49)  # band 0 one bit off

@@ -63,8 +63,6 @@ PROBED_BITS = 1
 #: The distance within which a multi-probe search meets every document (one band then
 #: differs by :data:`PROBED_BITS` bits at most); a farther one only when a band does.
 PROBES_COMPLETE_TO = BAND_COUNT * (PROBED_BITS + 1) - 1
-#: The number of set bits of each band value.
-_BAND_POPCOUNT = np.bitwise_count(np.arange(BAND_VALUES, dtype=np.uint32)).astype(np.uint8)
 #: Where each band's buckets start among every band's (one column, for broadcasting).
 _BAND_BUCKET_BASES = (np.arange(BAND_COUNT, dtype=np.intp) * BAND_VALUES)[:, np.newaxis]
 #: The widest radius :meth:`MemoryFingerprintIndex.search` accepts.
@@ -288,7 +286,7 @@ def _probed(fingerprints: NDArray[np.uint64], fingerprint: int) -> NDArray[np.bo
     met = np.zeros(len(fingerprints), dtype=np.bool_)
     for band in range(BAND_COUNT):
         values = (differences >> np.uint64(band * BAND_BITS)) & np.uint64(BAND_MASK)
-        met |= _BAND_POPCOUNT[values.astype(np.intp)] <= PROBED_BITS
+        met |= np.bitwise_count(values) <= PROBED_BITS
     return met
 
 
@@ -476,8 +474,8 @@ class MemoryFingerprintIndex:
             rows, self.documents.fingerprints()[rows], np.uint64(fingerprint), max_distance
         )
         if probe_neighbours and max_distance > PROBES_COMPLETE_TO and len(near_rows):
-            # of the unsorted tail's rows, what the probes would meet once they are sorted
-            # into the bands: a search's answer does not depend on when they were
+            # beyond the probes' reach, only what they meet: the unsorted tail's rows answer
+            # as they will once sorted into the bands, whenever that is
             far = near_distances > PROBES_COMPLETE_TO
             if far.any():
                 kept = ~far
