@@ -1410,6 +1410,7 @@ nfkc(PyObject *module, PyObject *args)
     /* the text between the runs of characters NFKC may change is kept as it is; each run
        is normalized with the inert character before it, which a combining mark may join */
     Py_ssize_t done = 0;
+    int changed = 0;
     for (Py_ssize_t run_start = first_changing(&text, &inert, 0); run_start < text.length;
          run_start = first_changing(&text, &inert, done)) {
         Py_ssize_t run_end = run_start + 1;
@@ -1427,21 +1428,26 @@ nfkc(PyObject *module, PyObject *args)
         PyObject *piece = PyUnicode_Substring(object, start, run_end);
         PyObject *normalized =
             piece ? PyObject_CallFunctionObjArgs(normalize, form, piece, NULL) : NULL;
-        Py_XDECREF(piece);
-        if (!normalized)
+        if (!normalized) {
+            Py_XDECREF(piece);
             goto done;
+        }
         if (!PyUnicode_Check(normalized)) {
+            Py_DECREF(piece);
             Py_DECREF(normalized);
             PyErr_SetString(PyExc_TypeError, "normalize did not return a str");
             goto done;
         }
+        if (!changed)
+            changed = PyUnicode_Compare(normalized, piece) != 0;
+        Py_DECREF(piece);
         int failed = PyList_Append(pieces, normalized);
         Py_DECREF(normalized);
         if (failed)
             goto done;
         done = run_end;
     }
-    if (!pieces) {
+    if (!changed) {  /* the text was in NFKC already: the caller may test identity */
         result = Py_NewRef(object);
         goto done;
     }

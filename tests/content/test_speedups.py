@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -232,6 +233,15 @@ def test_a_table_of_the_wrong_size_is_named() -> None:
         COMPILED.translated("text", bytearray(10), normalization.code_point_value)
     with pytest.raises(ValueError, match="no_space_script"):
         COMPILED.simhash_and_minhash("text", normalization.CODE_POINT_VALUES)
+
+
+@needs_compiled
+@pytest.mark.parametrize("text", ["x\u0301 y", "q\u0308\u0301", "e\u0301", "\u1100\u1161"])
+def test_nfkc_gives_a_text_already_composed_back_as_it_is(text: str) -> None:
+    # the fixpoint of normalization tells a composed text by identity, without comparing
+    result = unicode_forms.nfkc(text)
+    assert result == unicodedata.normalize("NFKC", text)
+    assert (result is text) == unicodedata.is_normalized("NFKC", text)
 
 
 def test_every_ascii_character_is_inert_under_nfkc() -> None:
