@@ -279,32 +279,67 @@ def _masked_until_stable(text: str) -> str:
     rounds end; usually there are one or two.
     """
     while True:
-        masked = _masked_numbers(text)
-        if masked == text:
+        spans = _neutral_numbers(text)
+        if not spans or _only_masks_apart(text, spans):
             return text
         # spaces around each mask: no character meets a new neighbour, so the text stays
         # composed and case-folded (no _unicode_fixpoint)
-        again = _spaced(masked, masks=True)
+        again = _spaced(_with_masks(text, spans), masks=True)
         if again == text:
             return text
         text = again
 
 
+def _only_masks_apart(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether masking *spans* of a spaced *text* would give it back: each is a ``"0"`` (a
+    mask written out) between spaces or the text's ends, and no two are one space apart,
+    where their masks would become one ``"0"``. The spaces around each mask then fall on
+    the spaces its ``"0"`` had."""
+    previous_end = -2
+    for start, end in spans:
+        if (
+            end - start != 1
+            or text[start] != "0"
+            or start - previous_end < 2
+            or text[start - 1 : start] not in ("", " ")
+            or text[end : end + 1] not in ("", " ")
+        ):
+            return False
+        previous_end = end
+    return True
+
+
 def _masked_numbers(text: str) -> str:
-    """``NEUTRAL_NUMBER.sub(" <mask> ", text)``, the expression tried only where a match
-    can start: at a decimal digit that no letter or digit precedes (the regular
-    expression engine would step through every character of the text to find them)."""
-    pieces: list[str] = []
+    """``NEUTRAL_NUMBER.sub(" <mask> ", text)``."""
+    return _with_masks(text, _neutral_numbers(text))
+
+
+def _neutral_numbers(text: str) -> list[tuple[int, int]]:
+    """Where :data:`NEUTRAL_NUMBER` matches *text*, as ``re.sub`` finds the matches, the
+    expression tried only where a match can start: at a decimal digit that no letter or
+    digit precedes (the regular expression engine would step through every character of
+    the text to find them)."""
+    spans: list[tuple[int, int]] = []
     end = 0
     for start in _number_starts(text):
         if start < end:
             continue
         match = NEUTRAL_NUMBER.match(text, start)
         if match is not None:
-            pieces += (text[end:start], f" {_MASK} ")
             end = match.end()
-    if not pieces:
+            spans.append((start, end))
+    return spans
+
+
+def _with_masks(text: str, spans: list[tuple[int, int]]) -> str:
+    """*text* with each of *spans* replaced by a mask between spaces."""
+    if not spans:
         return text
+    pieces: list[str] = []
+    end = 0
+    for start, span_end in spans:
+        pieces += (text[end:start], f" {_MASK} ")
+        end = span_end
     pieces.append(text[end:])
     return "".join(pieces)
 
