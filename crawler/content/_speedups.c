@@ -533,16 +533,28 @@ spaced(PyObject *module, PyObject *args)
         goto done;
     }
     /* a run of whitespace after some text is written as one space when text follows it;
-       the tables are read through locals, which the stores to out cannot change */
+       each run of the mask (whitespace apart at most) as one "0": neither is of a script
+       written without spaces, so the spaces that go next go as they would around the mask.
+       The tables are read through locals, which the stores to out cannot change */
     const uint8_t *is_whitespace = whitespace.view.buf, *is_no_space = no_space.view.buf;
     const Py_UCS4 whitespace_last = (Py_UCS4)whitespace.last, no_space_last = (Py_UCS4)no_space.last;
+    const Py_UCS4 mask_point = mask >= 0 ? (Py_UCS4)mask : (Py_UCS4)0xFFFFFFFF;
     Py_ssize_t kept = 0;
-    int pending = 0;
+    int pending = 0, after_mask = 0;
     uint8_t no_space_seen = 0;
     Py_UCS4 maximum = ' ';
     FOR_EACH_CHARACTER(text, at, code_point, {
         if (is_whitespace[code_point < whitespace_last ? code_point : whitespace_last]) {
             pending = kept > 0;
+        }
+        else if (code_point == mask_point) {
+            if (!after_mask) {
+                if (pending)
+                    out[kept++] = ' ';
+                out[kept++] = '0';
+                after_mask = 1;
+            }
+            pending = 0;
         }
         else {
             if (pending) {
@@ -550,6 +562,7 @@ spaced(PyObject *module, PyObject *args)
                 pending = 0;
             }
             out[kept++] = code_point;
+            after_mask = 0;
             maximum = code_point > maximum ? code_point : maximum;
             no_space_seen |= is_no_space[code_point < no_space_last ? code_point : no_space_last];
         }
@@ -567,30 +580,6 @@ spaced(PyObject *module, PyObject *args)
             before = current;
         }
         out[written++] = out[kept - 1];
-        kept = written;
-    }
-    if (mask >= 0 && maximum >= (Py_UCS4)mask) {
-        /* each match of mask( ?mask)* becomes "0" */
-        Py_ssize_t written = 0;
-        maximum = ' ';
-        for (Py_ssize_t at = 0; at < kept;) {
-            if (out[at] != (Py_UCS4)mask) {
-                if (out[at] > maximum)
-                    maximum = out[at];
-                out[written++] = out[at++];
-                continue;
-            }
-            out[written++] = '0';
-            at++;
-            for (;;) {
-                if (at < kept && out[at] == (Py_UCS4)mask)
-                    at++;
-                else if (at + 1 < kept && out[at] == ' ' && out[at + 1] == (Py_UCS4)mask)
-                    at += 2;
-                else
-                    break;
-            }
-        }
         kept = written;
     }
     result = str_of_code_points(out, kept, maximum);
