@@ -293,8 +293,9 @@ def _masked_until_stable(text: str) -> str:
 def _only_masks_apart(text: str, spans: list[tuple[int, int]]) -> bool:
     """Whether masking *spans* of a spaced *text* would give it back: each is a ``"0"`` (a
     mask written out) between spaces or the text's ends, and no two are one space apart,
-    where their masks would become one ``"0"``. The spaces around each mask then fall on
-    the spaces its ``"0"`` had."""
+    where their masks would become one ``"0"`` (a guard: :data:`NEUTRAL_NUMBER` reads no
+    two lone zeros so today). The spaces around each mask then fall on the spaces its
+    ``"0"`` had."""
     previous_end = -2
     for start, end in spans:
         if (

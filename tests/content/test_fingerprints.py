@@ -569,7 +569,7 @@ def _masked_until_stable_every_round(text: str) -> str:
         "posted 2024-05-01, 1,234 views: 87 and 12 comments",
         "messages)0dollars a0feb",  # a "0" glued to a word: its mask adds a space
         "点击, 0ppi 发生 0 次",
-        "views 0 0 replies",  # two masks one space apart become one "0"
+        "views 0 0 replies",
         "0 views",
     ],
 )
@@ -580,6 +580,19 @@ def test_the_masks_end_where_every_round_would_end_them(text: str) -> None:
         masks=True,
     )
     assert normalization._masked_until_stable(first) == _masked_until_stable_every_round(first)
+
+
+@pytest.mark.parametrize(
+    "spaced",
+    [
+        "views 0 0 replies",  # a "0" read alone, the next with the word after it
+        "0 0",  # read by none
+        "messages 0dollars",  # a "0" glued to a word: its mask adds a space
+        "posted 0 and 0 views",
+    ],
+)
+def test_a_round_ends_early_only_where_every_round_would_end_there(spaced: str) -> None:
+    assert normalization._masked_until_stable(spaced) == _masked_until_stable_every_round(spaced)
 
 
 @given(NUMBER_TEXT.map(str.casefold))
