@@ -4,6 +4,7 @@ deaths, stuck calls, closing."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import pickle
 import signal
@@ -220,6 +221,24 @@ def test_close_lets_the_calls_given_out_finish_then_stops_every_worker(new_pool)
     assert all(process.poll() is not None for process in children)
     with pytest.raises(RuntimeError, match="closed"):
         processes.run(int)
+
+
+def note_teardown(marker: str) -> None:
+    """An initializer that writes *marker* when the worker's interpreter tears down."""
+    import atexit
+
+    atexit.register(Path(marker).write_text, "torn down")
+
+
+def test_a_closed_worker_exits_at_once_without_the_interpreters_teardown(new_pool, tmp_path):
+    marker = tmp_path / "teardown"
+    processes = new_pool(initializer=functools.partial(note_teardown, str(marker)))
+    processes.started.result(timeout=60)
+    assert processes.run(divmod, (7, 2)) == (3, 1)
+    children = processes.processes()
+    processes.close()
+    assert [process.returncode for process in children] == [0]
+    assert not marker.exists()
 
 
 def test_callers_meeting_a_worker_dead_while_idle_both_get_an_answer(workers):
