@@ -64,7 +64,7 @@ def test_garbage_at_the_start_is_collected_and_a_later_cycle_after_the_crawl(
     before.itself, alive.itself = before, alive
     gone, stays = weakref.ref(before), weakref.ref(alive)
     del before
-    extension.engine_started()  # collects first: the cycle already garbage is not frozen
+    extension.engine_started()  # collects first: the young cycle already garbage is not frozen
     assert gone() is None
     del alive  # a cycle now, frozen: no collection sees it while the crawl runs
     gc.collect()
@@ -87,6 +87,24 @@ def test_a_stop_without_a_start_unfreezes_nothing(unfrozen_after: None) -> None:
 def test_switched_off_by_its_setting_or_the_add_ons(settings: dict, switch: str) -> None:
     with pytest.raises(NotConfigured, match=f"{switch} is False"):
         make_extension(settings)
+
+
+@pytest.mark.skipif(
+    sys.version_info >= (3, 14), reason="Python 3.14's incremental collector has no generation 2"
+)
+def test_garbage_of_the_old_generation_waits_for_the_crawls_end(unfrozen_after: None) -> None:
+    extension = make_extension({})
+    old = Node()
+    old.itself = old
+    gone = weakref.ref(old)
+    gc.collect()  # survives into the oldest generation
+    del old  # garbage there: only a full collection would find it
+    extension.engine_started()  # the young generations only: the crawl does not wait
+    gc.collect()
+    assert gone() is not None
+    extension.engine_stopped()
+    gc.collect()
+    assert gone() is None
 
 
 FREEZE_SPIDER = """
