@@ -144,6 +144,9 @@ LONG_MODULES = {
     "crawler.content.index.memory": 650,
     # the Redis connection and its fault policy (retries, budget, signature)
     "crawler.redis.connection": 650,
+    # PageFingerprinter (LONG_CLASSES) and the measured thresholds of "auto", each with the
+    # crawls that set it
+    "crawler.content.page_fingerprinter": 530,
     # one pipeline's decisions (unique, a copy, a better copy, held, fetched again,
     # unchanged since the last fetch), each with its outcome; the work is its
     # collaborators': crawler.pipeline_report, crawler.content.page_fingerprinter,
@@ -211,9 +214,10 @@ LONG_CLASSES = {
     # crawler.content.worker_pipes
     "crawler.content.loop_worker_processes.LoopWorkerProcesses": 340,
     # where a page is fingerprinted (a thread of the crawl process, worker processes
-    # called from threads or from the event loop) and when the workers start; the lane's
+    # called from threads or from the event loop) and when the workers start (the spare,
+    # the first, all of them); the lane's
     # signs are crawler.content.extraction_lane, the bodies in flight crawler.content.bodies
-    "crawler.content.page_fingerprinter.PageFingerprinter": 320,
+    "crawler.content.page_fingerprinter.PageFingerprinter": 345,
 }
 MAX_CLASS_LINES = 300
 

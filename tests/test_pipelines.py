@@ -1001,6 +1001,24 @@ def test_by_default_pages_are_extracted_in_the_crawl_process_while_it_keeps_up()
     pipeline.close_spider()
 
 
+def test_by_default_a_spare_worker_waits_and_stops_once_the_crawl_process_kept_up(monkeypatch):
+    pipeline = make_pipeline()
+    spare = pipeline.fingerprinter._spare
+    assert spare is not None
+    spare.started.result(timeout=60)
+    (child,) = spare.processes()
+    first, second = distinct_articles(2)
+    process(pipeline, {"url": "https://a.test/1", "html": first})
+    assert pipeline.fingerprinter._spare is spare  # the spider opened a moment ago
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_SPARE_SECONDS", 0.0)
+    process(pipeline, {"url": "https://a.test/2", "html": second})
+    assert pipeline.fingerprinter._spare is None
+    assert child.poll() == 0  # stopped, not killed
+    assert pipeline.fingerprinter.processes is None
+    assert pipeline.crawler.stats.get_value("dedup/extract/in_process") == 2
+    pipeline.close_spider()
+
+
 def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process(
     caplog, monkeypatch
 ):
@@ -1018,6 +1036,8 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     pipeline = make_pipeline(
         {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * len(articles[0])}
     )
+    spare = pipeline.fingerprinter._spare
+    assert spare is not None
 
     async def all_at_once() -> list:
         items = [{"url": f"https://a.test/{n}", "html": html} for n, html in enumerate(articles)]
@@ -1036,6 +1056,8 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     # back for it too (the next test)
     assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == 1
     assert pipeline.fingerprinter.started == 1
+    assert pipeline.fingerprinter.processes is spare  # ready since the spider opened
+    assert pipeline.fingerprinter._spare is None
     assert (
         "the crawl process's extraction fell behind (the pages waiting for it reached "
         "SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, 25% of 0.2 s)"

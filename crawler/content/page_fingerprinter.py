@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,15 @@ IN_PROCESS_MIN_CLOSED_SHARE = 0.2
 #: ... unless they have fewer tags than this: 1,000 nested tags take those walks 0.1 s
 #: (a binary body has a ``<`` here and there, and nothing closed).
 IN_PROCESS_ANY_SHARE_BELOW = 1_000
+#: With ``"auto"``, a spare worker process starts with the spider and waits: once the crawl
+#: process's extraction falls behind, it takes the pages at once, where they waited for a
+#: worker to start (its interpreter and imports, 0.2 s). At 200 ms latency and 16 concurrent
+#: requests the crawl took 1.03x-1.06x (11.4 s on average) the wall time of dedup off against
+#: 1.06x-1.08x (11.7 s) without it (``bench/crawl_overhead.py``, three rounds each, taking
+#: turns); at 50 ms the same within the noise. A page that comes this many seconds after the
+#: spider opened, while the crawl process keeps up, stops the spare: a crawl that needs no
+#: worker holds an idle one (26 MiB) that long.
+AUTO_SPARE_SECONDS = 10.0
 
 
 def auto_worker_count() -> int:
@@ -103,7 +113,8 @@ class PageFingerprinter:
       :data:`AUTO_WORKERS_CPU_SHARE` of a core busy, or the pages extracted there take
       :data:`AUTO_EXTRACTION_SHARE` of one (see
       :class:`~crawler.content.extraction_lane.ExtractionLane`), then in one worker
-      process once it has started (pages go on in the thread meanwhile), and in
+      process: the spare started with the spider (:data:`AUTO_SPARE_SECONDS`), or one
+      started then (pages go on in the thread until it has started), and in
       :func:`auto_worker_count` once that one falls behind in turn (by the same sign: the
       others start beside it); a page too large or too deeply nested for a thread that
       cannot be stopped goes to the workers at once;
@@ -156,6 +167,10 @@ class PageFingerprinter:
         self._max_held = max_held
         #: with ``"auto"``: answered once the first worker process has started
         self._first_started: Future[None] | None = None
+        #: with ``"auto"``: the spare worker process (:data:`AUTO_SPARE_SECONDS`) and when
+        #: it was started
+        self._spare: WorkerProcesses | LoopWorkerProcesses | None = None
+        self._spare_since = 0.0
         self._processes_lock = threading.Lock()
         self._bodies: BodiesInFlight[PageFingerprint] = BodiesInFlight()
         self._waiting = 0
@@ -169,10 +184,14 @@ class PageFingerprinter:
         if self.workers > 0 and self._lane is None:
             self.processes = self._new_processes(self.workers)
             self.started = self.workers
+        elif self._lane is not None:
+            self._spare = self._new_processes(1)
+            self._spare_since = time.monotonic()
 
     def close(self) -> None:
         if self.processes is not None:
             self.processes.close()
+        self._stop_spare()
         if self._lane_thread is not None:
             self._lane_thread.shutdown(wait=True)
 
@@ -336,6 +355,10 @@ class PageFingerprinter:
         ordinary = _ordinary_page(page)
         if self.processes is None:
             if ordinary and self._lane.enter():
+                if time.monotonic() - self._spare_since > AUTO_SPARE_SECONDS:
+                    self._stop_spare(
+                        f"the crawl process kept up with extraction for {AUTO_SPARE_SECONDS} s"
+                    )
                 return True
             self._start_workers(
                 "the crawl process's extraction fell behind "
@@ -359,7 +382,7 @@ class PageFingerprinter:
             if self.processes is not None:
                 return
             # a loop's pool starts there, waited for: the loop takes this lock once it exists
-            processes = self._new_processes(1)
+            processes, self._spare = self._spare or self._new_processes(1), None
             self._first_started = processes.started
             self.processes = processes
             self.started = 1
@@ -374,6 +397,14 @@ class PageFingerprinter:
             {"why": why},
         )
         self.stats.set_value("dedup/extract/workers_started", 1)
+
+    def _stop_spare(self, why: str = "") -> None:
+        with self._processes_lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.close()
+            if why:
+                logger.debug("Content dedup: %(why)s; the spare worker process stops", {"why": why})
 
     def _start_all_workers(self) -> None:
         """The other :attr:`workers` - 1 worker processes, beside the first."""
