@@ -90,7 +90,7 @@ IN_PROCESS_ANY_SHARE_BELOW = 1_000
 #: 1.06x-1.08x (11.7 s) without it (``bench/crawl_overhead.py``, three rounds each, taking
 #: turns); at 50 ms the same within the noise. A page that comes this many seconds after the
 #: spider opened, while the crawl process keeps up, stops the spare: a crawl that needs no
-#: worker holds an idle one (26 MiB) that long.
+#: worker holds an idle one (28 MiB and 0.2 s of CPU at its start) that long.
 AUTO_SPARE_SECONDS = 10.0
 
 
