@@ -5,6 +5,7 @@ import errno
 import gc
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -1002,17 +1003,18 @@ def test_by_default_pages_are_extracted_in_the_crawl_process_while_it_keeps_up()
 
 
 def test_by_default_a_spare_worker_waits_and_stops_once_the_crawl_process_kept_up(monkeypatch):
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_SPARE_SECONDS", math.inf)
     pipeline = make_pipeline()
-    spare = pipeline.fingerprinter._spare
+    spare = pipeline.fingerprinter._spare.processes
     assert spare is not None
     spare.started.result(timeout=60)
     (child,) = spare.processes()
     first, second = distinct_articles(2)
     process(pipeline, {"url": "https://a.test/1", "html": first})
-    assert pipeline.fingerprinter._spare is spare  # the spider opened a moment ago
+    assert pipeline.fingerprinter._spare.processes is spare  # still waiting
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_SPARE_SECONDS", 0.0)
     process(pipeline, {"url": "https://a.test/2", "html": second})
-    assert pipeline.fingerprinter._spare is None
+    assert pipeline.fingerprinter._spare.processes is None
     assert child.poll() == 0  # stopped, not killed
     assert pipeline.fingerprinter.processes is None
     assert pipeline.crawler.stats.get_value("dedup/extract/in_process") == 2
@@ -1031,12 +1033,13 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_AFTER", 0.2)
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_WORKERS_CPU_SHARE", 3.0)
     monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_EXTRACTION_SHARE", 3.0)
+    monkeypatch.setattr(crawler.content.page_fingerprinter, "AUTO_SPARE_SECONDS", math.inf)
     articles = distinct_articles(51, paragraphs=200)
     later = [articles.pop() for _ in range(3)]
     pipeline = make_pipeline(
         {"DEDUP_EXTRACTOR": "trafilatura", "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 10 * len(articles[0])}
     )
-    spare = pipeline.fingerprinter._spare
+    spare = pipeline.fingerprinter._spare.processes
     assert spare is not None
 
     async def all_at_once() -> list:
@@ -1057,7 +1060,7 @@ def test_by_default_worker_processes_start_once_pages_wait_for_the_crawl_process
     assert pipeline.crawler.stats.get_value("dedup/extract/workers_started") == 1
     assert pipeline.fingerprinter.started == 1
     assert pipeline.fingerprinter.processes is spare  # ready since the spider opened
-    assert pipeline.fingerprinter._spare is None
+    assert pipeline.fingerprinter._spare.processes is None
     assert (
         "the crawl process's extraction fell behind (the pages waiting for it reached "
         "SCRAPER_SLOT_MAX_ACTIVE_SIZE, where Scrapy stops downloading, 25% of 0.2 s)"

@@ -1,9 +1,10 @@
 """One page at a time in the crawl process, and the sign that it is not enough.
 
 With ``DEDUP_CONTENT_WORKERS = "auto"`` the content level extracts pages in a thread of the
-crawl process while that keeps up: no worker processes, so none of their memory, start-up
-or copying of pages. That thread shares the interpreter with the reactor's, so it is busy
-longer than its pages' CPU time, and its being busy says little: on a polite crawl (200 ms
+crawl process while that keeps up: no worker process takes pages, so none of their memory
+(but a spare's, for a few seconds), start-up or copying of pages. That thread shares the
+interpreter with the reactor's, so it is busy longer than its pages' CPU time, and its
+being busy says little: on a polite crawl (200 ms
 latency) it was busy 84% of the time and the crawl took as long as with worker processes,
 on a slower hour of the same machine 1.16 times as long. Two things say more. The pages
 it holds: Scrapy stops downloading while the responses being processed add up to

@@ -16,7 +16,6 @@ import asyncio
 import logging
 import os
 import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -35,6 +34,7 @@ from crawler.content.pages import (
     single_threaded_blas,
     start_worker,
 )
+from crawler.content.spare_worker import SpareWorker
 from crawler.content.worker_processes import WorkerDied, WorkerProcesses, WorkerStuck
 
 if TYPE_CHECKING:
@@ -88,9 +88,9 @@ IN_PROCESS_ANY_SHARE_BELOW = 1_000
 #: worker to start (its interpreter and imports, 0.2 s). At 200 ms latency and 16 concurrent
 #: requests the crawl took 1.03x-1.06x (11.4 s on average) the wall time of dedup off against
 #: 1.06x-1.08x (11.7 s) without it (``bench/crawl_overhead.py``, three rounds each, taking
-#: turns); at 50 ms the same within the noise. A page that comes this many seconds after the
-#: spider opened, while the crawl process keeps up, stops the spare: a crawl that needs no
-#: worker holds an idle one (28 MiB and 0.2 s of CPU at its start) that long.
+#: turns); at 50 ms the same within the noise. The first page that comes this many seconds
+#: after the spider opened, while the crawl process keeps up, stops the spare: a crawl that
+#: needs no worker holds an idle one (28 MiB, and 0.2 s of CPU at its start) until then.
 AUTO_SPARE_SECONDS = 10.0
 
 
@@ -169,8 +169,7 @@ class PageFingerprinter:
         self._first_started: Future[None] | None = None
         #: with ``"auto"``: the spare worker process (:data:`AUTO_SPARE_SECONDS`) and when
         #: it was started
-        self._spare: WorkerProcesses | LoopWorkerProcesses | None = None
-        self._spare_since = 0.0
+        self._spare = SpareWorker()
         self._processes_lock = threading.Lock()
         self._bodies: BodiesInFlight[PageFingerprint] = BodiesInFlight()
         self._waiting = 0
@@ -185,15 +184,16 @@ class PageFingerprinter:
             self.processes = self._new_processes(self.workers)
             self.started = self.workers
         elif self._lane is not None:
-            self._spare = self._new_processes(1)
-            self._spare_since = time.monotonic()
+            self._spare = SpareWorker(self._new_processes(1))
 
     def close(self) -> None:
-        if self.processes is not None:
-            self.processes.close()
-        self._stop_spare()
-        if self._lane_thread is not None:
-            self._lane_thread.shutdown(wait=True)
+        try:
+            if self.processes is not None:
+                self.processes.close()
+        finally:
+            self._spare.stop()
+            if self._lane_thread is not None:
+                self._lane_thread.shutdown(wait=True)
 
     @contextmanager
     def waiting(self, page: Any) -> Iterator[None]:
@@ -354,11 +354,11 @@ class PageFingerprinter:
         assert self._lane is not None
         ordinary = _ordinary_page(page)
         if self.processes is None:
+            if ordinary and self._spare.older_than(AUTO_SPARE_SECONDS):
+                self._spare.stop(
+                    f"the crawl process kept up with extraction for {AUTO_SPARE_SECONDS} s"
+                )
             if ordinary and self._lane.enter():
-                if time.monotonic() - self._spare_since > AUTO_SPARE_SECONDS:
-                    self._stop_spare(
-                        f"the crawl process kept up with extraction for {AUTO_SPARE_SECONDS} s"
-                    )
                 return True
             self._start_workers(
                 "the crawl process's extraction fell behind "
@@ -382,7 +382,7 @@ class PageFingerprinter:
             if self.processes is not None:
                 return
             # a loop's pool starts there, waited for: the loop takes this lock once it exists
-            processes, self._spare = self._spare or self._new_processes(1), None
+            processes = self._spare.take() or self._new_processes(1)
             self._first_started = processes.started
             self.processes = processes
             self.started = 1
@@ -397,14 +397,6 @@ class PageFingerprinter:
             {"why": why},
         )
         self.stats.set_value("dedup/extract/workers_started", 1)
-
-    def _stop_spare(self, why: str = "") -> None:
-        with self._processes_lock:
-            spare, self._spare = self._spare, None
-        if spare is not None:
-            spare.close()
-            if why:
-                logger.debug("Content dedup: %(why)s; the spare worker process stops", {"why": why})
 
     def _start_all_workers(self) -> None:
         """The other :attr:`workers` - 1 worker processes, beside the first."""

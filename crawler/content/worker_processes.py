@@ -23,6 +23,7 @@ Nothing here imports Scrapy.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
@@ -476,8 +477,9 @@ def _exit_at_once() -> NoReturn:
     workers to exit as it closes, and freeing a worker's modules and pages one object at a
     time took about 0.1 s of every crawl's end (``bench/crawl_overhead.py``); a worker holds
     nothing that needs it (its answers are written, it writes no file)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # closed, or None: nothing to keep
+            stream.flush()
     os._exit(0)
 
 
