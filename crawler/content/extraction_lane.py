@@ -63,7 +63,7 @@ class HeldPages:
         self.window = window
         self.max_held = max_held
         self.max_held_share = max_held_share
-        self.behind = False
+        self._behind = False
         self.held = 0
         self._state = threading.Lock()
         self._full_since: float | None = None
@@ -78,6 +78,14 @@ class HeldPages:
         """A page held before is done with."""
         self._change_held(-size)
 
+    @property
+    def behind(self) -> bool:
+        """Counted when asked too: pages held without a change since still hold the crawl."""
+        if not self._behind:
+            with self._state:
+                self._update(time.monotonic())
+        return self._behind
+
     def _change_held(self, change: int) -> None:
         now = time.monotonic()
         with self._state:
@@ -88,14 +96,17 @@ class HeldPages:
             elif not full and self._full_since is not None:
                 self._full.append((self._full_since, now))
                 self._full_since = None
-            since = now - self.window
-            while self._full and self._full[0][1] < since:
-                self._full.popleft()
-            full_for = sum(end - max(start, since) for start, end in self._full)
-            if self._full_since is not None:
-                full_for += now - max(self._full_since, since)
-            if full_for >= self.max_held_share * self.window:
-                self.behind = True
+            self._update(now)
+
+    def _update(self, now: float) -> None:
+        since = now - self.window
+        while self._full and self._full[0][1] < since:
+            self._full.popleft()
+        full_for = sum(end - max(start, since) for start, end in self._full)
+        if self._full_since is not None:
+            full_for += now - max(self._full_since, since)
+        if full_for >= self.max_held_share * self.window:
+            self._behind = True
 
 
 class ProcessLoad:

@@ -52,6 +52,17 @@ def test_pages_at_the_limit_for_a_share_of_the_window_overload_the_lane(clock):
     assert not lane.enter()
 
 
+def test_pages_held_at_the_limit_overload_the_lane_without_a_page_coming_or_going(clock):
+    """The first page can take long (it imports the extractor): pages held all along count
+    when the lane is asked, not only when the pages held change."""
+    lane = ExtractionLane(window=2.0, max_held=1_000, max_held_share=0.25)
+    lane.hold(1_000)
+    clock.now += 0.49
+    assert not lane.overloaded
+    clock.now += 0.02
+    assert lane.overloaded_by == "held"
+
+
 def test_stretches_at_the_limit_add_up_within_the_window_only(clock):
     lane = ExtractionLane(window=2.0, max_held=1_000, max_held_share=0.25)
     for _ in range(3):  # 0.3 s at the limit, then 1.8 s below: each stretch leaves the window
