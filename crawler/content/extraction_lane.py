@@ -4,9 +4,9 @@ With ``DEDUP_CONTENT_WORKERS = "auto"`` the content level extracts pages in a th
 crawl process while that keeps up: no worker process takes pages, so none of their memory
 (but a spare's, for a few seconds), start-up or copying of pages. That thread shares the
 interpreter with the reactor's, so it is busy longer than its pages' CPU time, and its
-being busy says little: on a polite crawl (200 ms
-latency) it was busy 84% of the time and the crawl took as long as with worker processes,
-on a slower hour of the same machine 1.16 times as long. Two things say more. The pages
+being busy says little: on a polite crawl (200 ms latency) it was busy 84% of the time and
+the crawl took as long as with worker processes, on a slower hour of the same machine 1.16
+times as long. Two things say more. The pages
 it holds: Scrapy stops downloading while the responses being processed add up to
 ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``: a content level that keeps up holds that much now and
 then (4% of the time on that polite crawl), one that does not holds it most of the time

@@ -167,8 +167,7 @@ class PageFingerprinter:
         self._max_held = max_held
         #: with ``"auto"``: answered once the first worker process has started
         self._first_started: Future[None] | None = None
-        #: with ``"auto"``: the spare worker process (:data:`AUTO_SPARE_SECONDS`) and when
-        #: it was started
+        #: with ``"auto"``: the spare worker process (:data:`AUTO_SPARE_SECONDS`)
         self._spare = SpareWorker()
         self._processes_lock = threading.Lock()
         self._bodies: BodiesInFlight[PageFingerprint] = BodiesInFlight()

@@ -50,8 +50,7 @@ class SpareWorker:
 
     def take(self) -> WorkerProcesses | LoopWorkerProcesses | None:
         processes = self._given_up()
-        started = processes.started if processes is not None else None
-        if started is not None and started.done() and started.exception() is not None:
+        if processes is not None and processes.started.done() and processes.started.exception():
             _close(processes)
             return None
         return processes
@@ -70,9 +69,7 @@ class SpareWorker:
         return processes
 
 
-def _close(processes: WorkerProcesses | LoopWorkerProcesses | None) -> None:
-    if processes is None:
-        return
+def _close(processes: WorkerProcesses | LoopWorkerProcesses) -> None:
     try:
         processes.close()
     except Exception:  # e.g. the event loop stopped first: the worker exits with the crawl
